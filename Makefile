@@ -1,0 +1,33 @@
+# The two set-up commands: `make demo` and `make test` each build .venv from nothing (python3 only).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench warmup clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[all]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/mc-envs solve samegame --position 1 --algo nmcs --level 2 --time 60 --out solution.json
+	$(VENV)/bin/mc-envs verify solution.json
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(PY) -m pytest -q tests
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+bench: $(STAMP)
+	$(PY) benchmarks/samegame_bench.py
+
+warmup: $(STAMP)
+	$(VENV)/bin/mc-envs warmup
+
+clean:
+	rm -rf $(VENV) build *.egg-info

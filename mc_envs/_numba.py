@@ -1,0 +1,94 @@
+"""Numba set-up shared by every kernel: the on-disk cache directory and per-game search instances.
+
+The cache directory is chosen before numba is imported. ``NUMBA_CACHE_DIR`` is honoured when the user
+sets it; otherwise the package uses ``~/.cache/mc-envs/numba-<hash>`` where the hash covers the
+source of ``mc_envs`` and ``agents``. Numba only invalidates a cached function when its own file
+changes, not when a kernel it calls does, so keying the directory on all sources keeps caches honest.
+A read-only home falls back to a temporary directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import types
+from pathlib import Path
+from typing import Any, Callable
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _source_hash() -> str:
+    digest = hashlib.sha1()
+    for package in ("mc_envs", "agents"):
+        for path in sorted((_ROOT / package).rglob("*.py")):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _writable(path: Path) -> bool:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+        return True
+    except OSError:
+        return False
+
+
+def cache_dir() -> Path:
+    """The directory where compiled kernels are cached."""
+    user = os.environ.get("NUMBA_CACHE_DIR")
+    if user:
+        return Path(user)
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mc-envs"
+    path = base / f"numba-{_source_hash()}"
+    if not _writable(path):
+        path = Path(tempfile.gettempdir()) / "mc-envs" / f"numba-{_source_hash()}"
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _configure() -> None:
+    path = str(cache_dir())
+    os.environ.setdefault("NUMBA_CACHE_DIR", path)
+    import numba
+
+    numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+
+
+_configure()
+
+import numba  # noqa: E402
+
+njit = numba.njit
+
+
+def instantiate(template: Callable[..., Any], suffix: str, **bindings: Any) -> Any:
+    """Compile ``template`` with some of its global names bound to other functions.
+
+    This is how one search written once (a plain Python function whose body calls ``legal``,
+    ``play``, ``playout`` ... as globals) becomes one cached numba entry point per game: each
+    instance gets its own qualified name, hence its own cache file.
+
+    Args:
+        template: a plain (not jitted) function.
+        suffix: a name for this instance, unique per set of bindings (the game's name).
+        **bindings: global names to rebind in the instance, usually numba kernels.
+
+    Returns:
+        The numba dispatcher of the instance (``cache=True``, ``nogil=True``).
+    """
+    namespace = dict(template.__globals__)
+    namespace.update(bindings)
+    fn = types.FunctionType(
+        template.__code__, namespace, f"{template.__name__}__{suffix}", template.__defaults__
+    )
+    fn.__qualname__ = f"{template.__qualname__}__{suffix}"
+    fn.__module__ = template.__module__
+    dispatcher = numba.njit(cache=True, nogil=True)(fn)
+    namespace[template.__name__] = dispatcher
+    return dispatcher

@@ -1,0 +1,248 @@
+"""The planning-env contract: snapshots, legal actions, errors, and the base class of built-in envs.
+
+Every env of the suite is a ``gymnasium.Env`` that also offers, on ``env.unwrapped``:
+
+``clone_state() -> State``, ``restore_state(state)``, ``legal_actions() -> int64 array`` (sorted,
+empty exactly when the game is over), ``action_masks() -> bool array``, ``current_player``,
+``score`` and ``max_score``. Planners rely on nothing else, so a user's own env that offers these
+works with every agent (the generic path). Built-in envs also carry a :class:`Kernel` of compiled
+rules, which agents use for their compiled search (the fast path).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from mc_envs.rng import Rng
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the current state. The state is left unchanged.
+
+    Attributes:
+        action: the refused action.
+        reason: why it was refused.
+    """
+
+    def __init__(self, action: Any, reason: str) -> None:
+        super().__init__(f"illegal action {action!r}: {reason}")
+        self.action = action
+        self.reason = reason
+
+
+@dataclass(frozen=True, eq=False)
+class State:
+    """An immutable, picklable snapshot of everything that decides an env's future.
+
+    Attributes:
+        game: the game's name, e.g. ``"SameGame"``.
+        config: what makes two states comparable (board size, variant ...).
+        data: a read-only copy of the game's flat state array.
+    """
+
+    game: str
+    config: tuple
+    data: np.ndarray = field(repr=False)
+
+    def __post_init__(self) -> None:
+        data = np.array(self.data, copy=True)
+        data.flags.writeable = False
+        object.__setattr__(self, "data", data)
+
+    def __setstate__(self, state: dict) -> None:
+        data = np.array(state["data"], copy=True)
+        data.flags.writeable = False
+        object.__setattr__(self, "game", state["game"])
+        object.__setattr__(self, "config", state["config"])
+        object.__setattr__(self, "data", data)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, State)
+            and self.game == other.game
+            and self.config == other.config
+            and np.array_equal(self.data, other.data)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.game, self.config, self.data.tobytes()))
+
+
+# A playout policy for the generic search path: called with the env at the start of a playout, it
+# returns the chooser used for every move of that playout: chooser(legal_actions, rng) -> action.
+Chooser = Callable[[np.ndarray, Rng], int]
+PolicyFactory = Callable[[Any], Chooser]
+
+
+def random_policy(env: Any) -> Chooser:
+    """The uniform playout policy, valid for every env."""
+    return lambda actions, rng: rng.choice(actions)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """The compiled rules of a built-in game, as used by the compiled searches.
+
+    A game state is a flat numpy array. Every function below is a numba function:
+
+    - ``legal(state, ws, out) -> n``: writes the legal actions, sorted, into ``out[:n]``.
+    - ``play(state, action, ws) -> reward``: applies a legal action in place.
+    - ``playout(state, policy, rng, ws, seq, start) -> n``: plays to the end with the policy of
+      that code, writes the ``n`` actions into ``seq[start:start + n]``.
+    - ``score(state) -> float``: the cumulative score (one-player games).
+
+    ``workspace(state)`` (plain Python) returns the scratch array ``ws`` that the functions share.
+    Two-player games also give ``player(state) -> 0 or 1`` (the player to move) and
+    ``returns(state) -> float`` (at the end: +1 if player 0 won, -1 if player 1 won, 0 for a draw).
+
+    Attributes:
+        name: unique among kernels; names the cached compiled searches.
+        max_moves: an upper bound on the length of a game from any state of this config.
+        max_actions: the size of the action space.
+        policies: playout policy names -> codes understood by ``playout``.
+    """
+
+    name: str
+    legal: Any
+    play: Any
+    playout: Any
+    score: Any
+    workspace: Callable[[np.ndarray], np.ndarray]
+    max_moves: int
+    max_actions: int
+    policies: dict[str, int]
+    player: Any = None
+    returns: Any = None
+
+
+class PlanningEnv(gym.Env):
+    """Base class of the built-in envs: the contract implemented over a flat state array.
+
+    Subclasses define ``game``, ``_config`` (a tuple), ``_new_state(seed, options)`` returning the
+    initial state array, ``_observation()``, and a :class:`Kernel` in ``kernel``. The state array is
+    ``self._state``; a scratch array for the kernel is ``self._ws``.
+    """
+
+    game: ClassVar[str] = "abstract"
+    default_policy: ClassVar[str] = "random"
+    kernel: Kernel
+    _config: tuple
+    _state: np.ndarray
+    max_score: float | None = None
+
+    def __init__(self) -> None:
+        self._legal_cache: np.ndarray | None = None
+        self._out: np.ndarray | None = None
+
+    # -- the kernel-backed contract -------------------------------------------------------------
+
+    def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
+        raise NotImplementedError
+
+    def _observation(self) -> Any:
+        raise NotImplementedError
+
+    def _set_state(self, state: np.ndarray) -> None:
+        self._state = state
+        self._ws = self.kernel.workspace(state)
+        self._out = np.empty(self.kernel.max_actions, dtype=np.int64)
+        self._legal_cache = None
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Starts a new episode; see the env's docstring for what ``seed`` decides."""
+        super().reset(seed=seed)
+        self._set_state(self._new_state(seed, options))
+        return self._observation(), self._info()
+
+    def legal_actions(self) -> np.ndarray:
+        """The legal actions, sorted, as int64; empty exactly when the game is over."""
+        if self._legal_cache is None:
+            n = self.kernel.legal(self._state, self._ws, self._out)
+            self._legal_cache = self._out[:n].copy()
+        return self._legal_cache
+
+    def action_masks(self) -> np.ndarray:
+        """A bool mask over the action space, True exactly at :meth:`legal_actions`."""
+        mask = np.zeros(self.action_space.n, dtype=bool)
+        mask[self.legal_actions()] = True
+        return mask
+
+    def _check_action(self, action: Any) -> int:
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            raise IllegalActionError(action, "not an integer action") from None
+        if a != action:
+            raise IllegalActionError(action, "not an integer action")
+        if not 0 <= a < self.action_space.n:
+            raise IllegalActionError(a, f"outside the action space 0..{self.action_space.n - 1}")
+        legal = self.legal_actions()
+        if len(legal) == 0:
+            raise IllegalActionError(a, "the game is over")
+        i = np.searchsorted(legal, a)
+        if i == len(legal) or legal[i] != a:
+            raise IllegalActionError(a, self._why_illegal(a))
+        return a
+
+    def _why_illegal(self, action: int) -> str:
+        return "not a legal move in this state"
+
+    def step(self, action: Any):
+        """Plays one action; raises :class:`IllegalActionError` (state unchanged) if illegal."""
+        a = self._check_action(action)
+        reward = float(self.kernel.play(self._state, a, self._ws))
+        self._legal_cache = None
+        terminated = len(self.legal_actions()) == 0
+        return self._observation(), reward, terminated, False, self._info()
+
+    def _info(self) -> dict:
+        return {
+            "action_mask": self.action_masks(),
+            "current_player": self.current_player,
+            "score": self.score,
+        }
+
+    @property
+    def current_player(self) -> int:
+        """Whose turn it is: always 0 in one-player puzzles."""
+        return 0
+
+    @property
+    def score(self) -> float:
+        """The cumulative score so far."""
+        return float(self.kernel.score(self._state))
+
+    def clone_state(self) -> State:
+        """An immutable snapshot of the current state (an array copy)."""
+        return State(self.game, self._config, self._state)
+
+    def restore_state(self, state: State) -> None:
+        """Continues exactly from ``state``; a snapshot of another game or size raises."""
+        if not isinstance(state, State):
+            raise TypeError(f"restore_state expects a mc_envs.State, got {type(state).__name__}")
+        if state.game != self.game or state.config != self._config:
+            raise ValueError(
+                f"cannot restore a {state.game} state with config {state.config} "
+                f"into a {self.game} env with config {self._config}"
+            )
+        self._set_state(np.array(state.data, copy=True))
+
+    def policy(self, name: str | None) -> PolicyFactory:
+        """The generic-path playout policy of that name (see the env's docstring for names)."""
+        name = name or self.default_policy
+        if name == "random":
+            return random_policy
+        raise ValueError(f"{self.game} has no playout policy {name!r}; it has {sorted(self.kernel.policies)}")
+
+    def render(self):
+        """Renders as set by ``render_mode`` (``"ansi"`` returns text)."""
+        if self.render_mode == "ansi":
+            return self._ansi()
+        return None
+
+    def _ansi(self) -> str:
+        raise NotImplementedError

@@ -1,0 +1,17 @@
+"""The ids of the suite, registered with Gymnasium by string entry points (no game is imported)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+# id -> (entry point, default kwargs). One line per env.
+ENVS: dict[str, tuple[str, dict]] = {
+    "mc_envs/SameGame-v0": ("mc_envs.envs.samegame:SameGameEnv", {}),
+}
+
+
+def register_all() -> None:
+    """Registers every id of :data:`ENVS` (idempotent)."""
+    for env_id, (entry_point, kwargs) in ENVS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs))

@@ -1,0 +1,68 @@
+"""The one random number generator of the search code: splitmix64 with Lemire's range reduction.
+
+Compiled searches and the generic Python searches draw from the same stream, so that for a fixed seed
+both make the same choices. The state is a ``uint64`` array of length 1, mutated in place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mc_envs._numba import njit
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True, nogil=True)
+def rng_next(s: np.ndarray) -> np.uint64:
+    """Advances the state and returns the next 64 random bits."""
+    s[0] += _GOLDEN
+    z = s[0]
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def rng_below(s: np.ndarray, n: int) -> int:
+    """A uniform integer in ``[0, n)`` for ``1 <= n < 2**32``."""
+    return int(((rng_next(s) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+
+
+@njit(cache=True, nogil=True)
+def rng_uniform(s: np.ndarray) -> float:
+    """A uniform float in ``[0, 1)`` with 53 random bits."""
+    return float(rng_next(s) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+def rng_state(seed: int) -> np.ndarray:
+    """A fresh generator state for ``seed``; nearby seeds give unrelated streams."""
+    mix = np.array([np.uint64(seed & 0xFFFFFFFFFFFFFFFF)], dtype=np.uint64)
+    return np.array([rng_next(mix)], dtype=np.uint64)
+
+
+class Rng:
+    """Python handle on the shared generator, for the generic (uncompiled) search paths.
+
+    Args:
+        seed: any non-negative integer.
+    """
+
+    __slots__ = ("state",)
+
+    def __init__(self, seed: int = 0) -> None:
+        self.state = rng_state(seed)
+
+    def below(self, n: int) -> int:
+        """A uniform integer in ``[0, n)``."""
+        return rng_below(self.state, n)
+
+    def uniform(self) -> float:
+        """A uniform float in ``[0, 1)``."""
+        return rng_uniform(self.state)
+
+    def choice(self, actions: np.ndarray) -> int:
+        """A uniformly chosen element of ``actions``."""
+        return int(actions[rng_below(self.state, len(actions))])
