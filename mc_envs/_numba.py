@@ -90,5 +90,6 @@ def instantiate(template: Callable[..., Any], suffix: str, **bindings: Any) -> A
     fn.__qualname__ = f"{template.__qualname__}__{suffix}"
     fn.__module__ = template.__module__
     dispatcher = numba.njit(cache=True, nogil=True)(fn)
-    namespace[template.__name__] = dispatcher
+    if namespace.get(template.__name__) is template:  # a self-call stays a self-call
+        namespace[template.__name__] = dispatcher
     return dispatcher

@@ -90,10 +90,12 @@ class Kernel:
     A game state is a flat numpy array. Every function below is a numba function:
 
     - ``legal(state, ws, out) -> n``: writes the legal actions, sorted, into ``out[:n]``.
-    - ``play(state, action, ws) -> reward``: applies a legal action in place.
+    - ``play(state, action, ws) -> reward``: applies a legal action in place. A game may leave
+      scoring the end of the game to the next ``legal`` or ``playout`` call.
     - ``playout(state, policy, rng, ws, seq, start) -> n``: plays to the end with the policy of
       that code, writes the ``n`` actions into ``seq[start:start + n]``.
-    - ``score(state) -> float``: the cumulative score (one-player games).
+    - ``score(state) -> float``: the cumulative score (one-player games), valid after ``legal``
+      or ``playout``.
 
     ``workspace(state)`` (plain Python) returns the scratch array ``ws`` that the functions share.
     Two-player games also give ``player(state) -> 0 or 1`` (the player to move) and
@@ -194,10 +196,15 @@ class PlanningEnv(gym.Env):
     def step(self, action: Any):
         """Plays one action; raises :class:`IllegalActionError` (state unchanged) if illegal."""
         a = self._check_action(action)
-        reward = float(self.kernel.play(self._state, a, self._ws))
+        before = self.score
+        self.kernel.play(self._state, a, self._ws)
         self._legal_cache = None
         terminated = len(self.legal_actions()) == 0
-        return self._observation(), reward, terminated, False, self._info()
+        return self._observation(), self._reward(before), terminated, False, self._info()
+
+    def _reward(self, score_before: float) -> float:
+        """The reward of the move just played: the score it gained (puzzles)."""
+        return self.score - score_before
 
     def _info(self) -> dict:
         return {

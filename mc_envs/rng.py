@@ -28,7 +28,7 @@ def rng_next(s: np.ndarray) -> np.uint64:
 @njit(cache=True, nogil=True)
 def rng_below(s: np.ndarray, n: int) -> int:
     """A uniform integer in ``[0, n)`` for ``1 <= n < 2**32``."""
-    return int(((rng_next(s) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+    return np.int64(((rng_next(s) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
 
 
 @njit(cache=True, nogil=True)
