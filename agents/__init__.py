@@ -1,0 +1,11 @@
+"""Planners over the planning-env contract: NMCS, NRPA, UCT, PUCT and a random baseline.
+
+Each agent uses a game's compiled search when the env carries a kernel, and a plain Python search
+over the contract otherwise; both give the same result for a seed.
+"""
+
+from agents.base import Progress, SearchResult
+from agents.nmcs import NMCS
+from agents.random_agent import RandomAgent
+
+__all__ = ["NMCS", "Progress", "RandomAgent", "SearchResult"]
