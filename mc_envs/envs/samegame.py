@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from mc_envs.core import Kernel, PlanningEnv, PolicyFactory
+from mc_envs.core import Kernel, LegalDiscrete, PlanningEnv, PolicyFactory
 from mc_envs.games import samegame as sg
 
 
@@ -132,7 +132,7 @@ class SameGameEnv(PlanningEnv):
         self.render_mode = render_mode
         self.kernel = _kernel(rows, cols)
         self._config = (rows, cols, colors, penalty)
-        self.action_space = spaces.Discrete(rows * cols)
+        self.action_space = LegalDiscrete(rows * cols).bind(self)
         self.observation_space = spaces.Box(0, colors, (rows, cols), dtype=np.int8)
         self._set_state(sg.new_state(self._fixed if self._fixed is not None else np.zeros((rows, cols)), colors, penalty))
 
