@@ -1,0 +1,202 @@
+"""The ``mc-envs`` command: solve, verify, warmup (and the subcommands later issues add)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+# game name on the command line -> (env id, kwargs builder)
+GAMES = {
+    "samegame": "mc_envs/SameGame-v0",
+    "morpion5d": "mc_envs/MorpionSolitaire5D-v0",
+    "morpion5t": "mc_envs/MorpionSolitaire5T-v0",
+    "sudoku": "mc_envs/Sudoku-v0",
+    "leftmove": "mc_envs/LeftMove-v0",
+    "leftmostpath": "mc_envs/LeftmostPath-v0",
+}
+
+
+class UsageError(Exception):
+    """Bad command-line input: printed as one line, exit status 2."""
+
+
+def _env_kwargs(args: argparse.Namespace) -> dict:
+    kwargs: dict[str, Any] = {}
+    if args.position is not None:
+        kwargs["position"] = args.position
+    if args.board is not None:
+        try:
+            kwargs["board"] = Path(args.board).read_text()
+        except OSError as exc:
+            raise UsageError(f"{args.board}: cannot read: {exc.strerror}") from None
+    if args.size is not None:
+        kwargs["size"] = args.size
+    if args.puzzle is not None:
+        path = Path(args.puzzle)
+        kwargs["puzzle"] = path.read_text().strip() if path.is_file() else args.puzzle
+    if args.depth is not None:
+        kwargs["depth"] = args.depth
+    return kwargs
+
+
+def _make_agent(args: argparse.Namespace) -> Any:
+    import agents
+
+    seed = args.agent_seed
+    if args.algo == "nmcs":
+        return agents.NMCS(level=args.level, seed=seed, policy=args.policy)
+    cls = getattr(agents, args.algo.upper(), None)
+    if cls is None:
+        raise UsageError(f"--algo {args.algo}: this agent is not available in this version")
+    return cls(level=args.level, seed=seed) if args.algo == "nrpa" else cls(seed=seed)
+
+
+def _progress_line(elapsed: float, best: float, playouts: int) -> str:
+    rate = playouts / elapsed if elapsed > 0 else 0.0
+    return f"\r{elapsed:8.1f}s  best {best:10g}  playouts {playouts:>12,}  ({rate:,.0f}/s)  "
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    import mc_envs  # noqa: F401
+    from mc_envs.records import make_record, write_record
+
+    env_id = GAMES[args.game]
+    try:
+        env_kwargs = _env_kwargs(args)
+        env = gym.make(env_id, **env_kwargs)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{args.game}: {exc}") from None
+    env.reset(seed=args.seed)
+    agent = _make_agent(args)
+    params = dict(agent.params)
+    if params.get("policy", "") is None:
+        params["policy"] = env.unwrapped.default_policy
+    out = Path(args.out)
+    saved = {"score": None}
+
+    def save(score: float, actions: list[int], seconds: float, playouts: int) -> None:
+        record = make_record(
+            env_id=env_id,
+            env_kwargs=env_kwargs,
+            reset_seed=args.seed,
+            actions=actions,
+            score=score,
+            agent=agent.name,
+            params=params,
+            seconds=seconds,
+            playouts=playouts,
+        )
+        write_record(out, record)
+        saved["score"] = score
+
+    def callback(progress: Any) -> bool:
+        if not args.quiet:
+            sys.stderr.write(_progress_line(progress.elapsed, progress.best_score, progress.playouts))
+            sys.stderr.flush()
+        if progress.improved and (saved["score"] is None or progress.best_score > saved["score"]):
+            save(progress.best_score, progress.best_actions, progress.elapsed, progress.playouts)
+        return False
+
+    if not args.quiet:
+        sys.stderr.write(f"solving {env_id} {env_kwargs or ''} with {agent.name} {params}\n")
+    start = time.perf_counter()
+    try:
+        result = agent.search(env, time_limit=args.time, playouts=args.playouts, callback=callback)
+    except KeyboardInterrupt:  # outside the search loop (e.g. while compiling): nothing better to save
+        sys.stderr.write("\ninterrupted\n")
+        return 130
+    if not args.quiet:
+        sys.stderr.write(_progress_line(time.perf_counter() - start, result.score, result.playouts) + "\n")
+    if result.actions or saved["score"] is None:
+        save(result.score, result.actions, result.seconds, result.playouts)
+    print(f"score {result.score:g} in {len(result.actions)} moves ({result.playouts:,} playouts, "
+          f"{result.seconds:.1f} s, stopped: {result.stopped}); record written to {out}")
+    if hasattr(env.unwrapped, "solution_text") and args.game == "sudoku":
+        print(env.unwrapped.solution_text(result.actions))
+    return 130 if result.stopped == "interrupt" else 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from mc_envs.records import RecordError, read_record, verify_record
+
+    try:
+        record = read_record(args.file)
+    except RecordError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    verdict = verify_record(record)
+    print(f"{args.file}: {verdict.message}", file=sys.stdout if verdict.ok else sys.stderr)
+    return 0 if verdict.ok else 1
+
+
+def cmd_warmup(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    import mc_envs
+    from agents import NMCS
+    from mc_envs._numba import cache_dir
+
+    print(f"numba cache: {cache_dir()}")
+    for env_id in sorted(mc_envs.ENVS):
+        start = time.perf_counter()
+        env = gym.make(env_id)
+        env.reset(seed=0)
+        if env.unwrapped.current_player == 0 and getattr(env.unwrapped.kernel, "player", None) is None:
+            for level in range(args.levels + 1):
+                NMCS(level=level).search(env, playouts=1)
+        print(f"{env_id}: ready in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``mc-envs``."""
+    parser = argparse.ArgumentParser(prog="mc-envs", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    solve = sub.add_parser("solve", help="search a puzzle, saving the best record as it improves")
+    solve.add_argument("game", choices=sorted(GAMES))
+    where = solve.add_mutually_exclusive_group()
+    where.add_argument("--position", type=int, help="SameGame standard position 1..20")
+    where.add_argument("--board", help="SameGame board file (one row a line, digits)")
+    solve.add_argument("--seed", type=int, default=None, help="reset seed (random boards, puzzles)")
+    solve.add_argument("--size", type=int, help="Sudoku size (9 or 16)")
+    solve.add_argument("--puzzle", help="Sudoku puzzle text or file")
+    solve.add_argument("--depth", type=int, help="depth of LeftMove / LeftmostPath")
+    solve.add_argument("--algo", default="nmcs", choices=["nmcs", "nrpa", "uct"])
+    solve.add_argument("--level", type=int, default=2)
+    solve.add_argument("--policy", default=None, help="playout policy name (default: the game's)")
+    solve.add_argument("--agent-seed", type=int, default=0, help="seed of the search")
+    solve.add_argument("--time", type=float, default=None, help="seconds (default: one complete search)")
+    solve.add_argument("--playouts", type=int, default=None, help="playout budget")
+    solve.add_argument("--out", default="solution.json")
+    solve.add_argument("--quiet", action="store_true")
+    solve.set_defaults(func=cmd_solve)
+
+    verify = sub.add_parser("verify", help="replay a record and certify its score")
+    verify.add_argument("file")
+    verify.set_defaults(func=cmd_verify)
+
+    warmup = sub.add_parser("warmup", help="compile and cache the kernels and searches")
+    warmup.add_argument("--levels", type=int, default=2, help="NMCS levels to compile (0..L)")
+    warmup.set_defaults(func=cmd_warmup)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``mc-envs``."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
