@@ -1,0 +1,170 @@
+"""NMCS: known answers, compiled and generic paths agreeing, budgets, anytime stops."""
+
+import _thread
+import threading
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import mc_envs  # noqa: F401
+from agents import NMCS
+from mc_envs.envs.samegame import SameGameEnv
+
+
+def best_score(env, memo=None):
+    """Exact optimum of a small SameGame by exhaustive search over clone/restore."""
+    memo = {} if memo is None else memo
+    key = env.board.tobytes()
+    if key in memo:
+        return memo[key]
+    snap, base = env.clone_state(), env.score
+    best = 0.0
+    for a in env.legal_actions():
+        _, r, *_ = env.step(a)
+        best = max(best, r + best_score(env, memo))
+        env.restore_state(snap)
+    if len(env.legal_actions()) == 0:
+        best = 0.0
+    memo[key] = best
+    del base
+    return best
+
+
+def small_board(seed, rows=5, cols=5, colors=3):
+    env = SameGameEnv(rows=rows, cols=cols, colors=colors)
+    env.reset(seed=seed)
+    return env
+
+
+def replayed_score(env, actions):
+    snap = env.clone_state()
+    start = env.score
+    for a in actions:
+        env.step(a)
+    score = env.score
+    env.restore_state(snap)
+    return score - start + start
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_iterated_level_2_finds_the_optimum_of_small_boards(seed):
+    env = small_board(seed)
+    optimum = best_score(env)
+    result = NMCS(level=2, seed=seed).search(env, playouts=20_000)
+    assert result.score == optimum
+    assert replayed_score(env, result.actions) == result.score
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_level_at_least_the_game_length_is_exact(seed):
+    env = small_board(seed, rows=3, cols=3, colors=2)
+    length = 4  # at most 9 // 2 moves
+    assert NMCS(level=length, seed=seed).search(env).score == best_score(env)
+
+
+@pytest.mark.parametrize("level, memorize, policy, playouts", [
+    (1, True, "tabu", None),
+    (1, False, "random", None),
+    (2, True, "tabu", 700),
+    (2, False, "tabu", 700),
+    (0, True, "random", 50),
+    (3, True, "random", 400),
+])
+def test_compiled_and_generic_paths_agree(level, memorize, policy, playouts):
+    env = gym.make("mc_envs/SameGame-v0", position=4).unwrapped
+    env.reset()
+    results = [
+        NMCS(level=level, seed=7, policy=policy, memorize=memorize, compiled=compiled).search(env, playouts=playouts)
+        for compiled in (True, False)
+    ]
+    fast, generic = results
+    assert (fast.score, fast.actions, fast.playouts, fast.iterations) == (
+        generic.score, generic.actions, generic.playouts, generic.iterations)
+    assert replayed_score(env, fast.actions) == fast.score
+
+
+def test_search_leaves_the_env_as_it_was():
+    env = gym.make("mc_envs/SameGame-v0", position=5).unwrapped
+    env.reset()
+    env.step(env.legal_actions()[3])
+    snap = env.clone_state()
+    for compiled in (True, False):
+        result = NMCS(level=1, seed=1, compiled=compiled).search(env, playouts=300)
+        assert env.clone_state() == snap
+        assert replayed_score(env, result.actions) == result.score  # from the current state
+
+
+def test_a_playout_budget_is_exact_and_reproducible():
+    env = gym.make("mc_envs/SameGame-v0", position=6).unwrapped
+    env.reset()
+    a = NMCS(level=1, seed=3).search(env, playouts=2500)
+    b = NMCS(level=1, seed=3).search(env, playouts=2500)
+    c = NMCS(level=1, seed=4).search(env, playouts=2500)
+    assert a.playouts == b.playouts == 2500 and a.stopped == "playouts"
+    assert (a.score, a.actions) == (b.score, b.actions)
+    assert a.actions != c.actions
+    assert a.iterations >= 1  # level-1 runs on position 6 take about 1,000 playouts
+
+
+def test_memorisation_keeps_the_best_playout_seen():
+    env = gym.make("mc_envs/SameGame-v0", position=7).unwrapped
+    env.reset()
+    seen = []
+    result = NMCS(level=1, seed=2).search(env, callback=lambda p: seen.append(p.best_score))
+    assert result.stopped == "complete" and result.iterations == 1
+    assert result.score >= max(seen)
+
+
+def test_without_memorisation_the_result_is_the_sequence_played():
+    env = gym.make("mc_envs/SameGame-v0", position=8).unwrapped
+    env.reset()
+    result = NMCS(level=1, seed=2, memorize=False).search(env)
+    assert replayed_score(env, result.actions) == result.score
+    with_memory = [NMCS(level=1, seed=s).search(env).score for s in range(4)]
+    without = [NMCS(level=1, seed=s, memorize=False).search(env).score for s in range(4)]
+    assert np.mean(with_memory) > np.mean(without)
+
+
+def test_a_callback_can_stop_the_search():
+    env = gym.make("mc_envs/SameGame-v0", position=1).unwrapped
+    env.reset()
+    result = NMCS(level=3, seed=0).search(env, callback=lambda p: p.playouts > 2000)
+    assert result.stopped == "callback" and result.playouts >= 2000
+    assert replayed_score(env, result.actions) == result.score
+
+
+def test_a_time_limit_stops_a_long_search():
+    env = gym.make("mc_envs/SameGame-v0", position=1).unwrapped
+    env.reset()
+    result = NMCS(level=4, seed=0).search(env, time_limit=0.5)
+    assert result.stopped == "time" and result.score > 0
+    assert replayed_score(env, result.actions) == result.score
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_ctrl_c_returns_the_best_so_far(compiled):
+    env = gym.make("mc_envs/SameGame-v0", position=2).unwrapped
+    env.reset()
+    NMCS(level=1, compiled=compiled).search(env, playouts=1)  # compile first
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    result = NMCS(level=4, seed=0, compiled=compiled).search(env)
+    timer.join()
+    assert result.stopped == "interrupt" and result.score > 0
+    assert replayed_score(env, result.actions) == result.score
+
+
+def test_max_score_stops_a_budgeted_search():
+    env = SameGameEnv(board="00\n00")
+    env.reset()
+    env.max_score = 1004.0  # (4 - 2)^2 + 1000: the only move clears the board
+    result = NMCS(level=1, seed=0).search(env, time_limit=30)
+    assert result.stopped == "max_score" and result.score == 1004.0
+
+
+def test_unknown_policy_is_refused():
+    env = gym.make("mc_envs/SameGame-v0", position=1)
+    env.reset()
+    with pytest.raises(ValueError, match="no playout policy 'greedy'"):
+        NMCS(level=1, policy="greedy").search(env)
