@@ -6,6 +6,8 @@ over the contract otherwise; both give the same result for a seed.
 
 from agents.base import Progress, SearchResult
 from agents.nmcs import NMCS
+from agents.puct import PUCT
 from agents.random_agent import RandomAgent
+from agents.uct import UCT
 
-__all__ = ["NMCS", "Progress", "RandomAgent", "SearchResult"]
+__all__ = ["NMCS", "PUCT", "Progress", "RandomAgent", "SearchResult", "UCT"]

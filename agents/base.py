@@ -125,6 +125,9 @@ def run_search(
 ) -> tuple[str, float]:
     """Runs ``work()`` in a thread under a time limit, a callback and Ctrl-C.
 
+    The time limit and the callback apply once the search has a first complete result, so a
+    search always returns a sequence unless it is interrupted with Ctrl-C before its first playout.
+
     Returns:
         (why it stopped, seconds). ``why`` is ``"time"``, ``"callback"`` or ``"interrupt"`` when the
         runner stopped it; otherwise ``""`` and the search says why.
@@ -147,6 +150,8 @@ def run_search(
         while thread.is_alive():
             thread.join(0.02)
             now = time.perf_counter()
+            if best.score[0] == NEG_INF:
+                continue  # the budget starts counting once a first result exists
             if time_limit is not None and now - start >= time_limit and not why:
                 why = "time"
                 control[STOP] = 1

@@ -27,7 +27,7 @@ from agents.base import (
     run_search,
 )
 from agents.common import count_playout, record, stop_reason
-from agents.ops import bind_generic, compiled_ops, compiled_states, EnvStates
+from agents.ops import EnvStates, bind_generic, compiled_ops, compiled_states, generic_policy
 from mc_envs._numba import instantiate
 from mc_envs.rng import rng_below, rng_state
 
@@ -125,8 +125,7 @@ def _iterate(level, restarts, states, ws, moves, seqs, lens, path, policy, rng, 
         else:
             s = _nmcs(level, 0, states, ws, moves, seqs, lens, path, policy, rng, memorize,
                       control, best_score, best_seq, best_len, max_score)
-        finished = control[STOP] == 0 or control[STOP] == 2
-        if finished:
+        if control[STOP] == 0:  # a complete run
             control[RUNS] += 1
             if s > run_best[0]:
                 run_best[0] = s
@@ -241,7 +240,7 @@ class NMCS:
             fn = compiled_entry(kernel, self.level)
             snapshot = None
         else:
-            policy = self.policy if custom else base.policy(self.policy)
+            policy = generic_policy(base, self.policy)
             snapshot = base.clone_state()
             states = EnvStates(base, slots)
             ws = None
@@ -255,6 +254,12 @@ class NMCS:
         path = np.zeros(max_moves + 1, dtype=np.int64)
         rng = rng_state(self.seed)
         run_best = np.full(1, NEG_INF)
+
+        if fast:  # compile (or load from the cache) before the clock starts
+            idle = new_control(None, None)
+            idle[STOP] = 1
+            fn(self.level, False, states, ws, moves, seqs, lens, path, policy, rng, self.memorize,
+               idle, best.score, best.seq, best.length, max_score, run_best)
 
         def work() -> None:
             runs_left = iterations
@@ -274,10 +279,12 @@ class NMCS:
             if snapshot is not None:
                 base.restore_state(snapshot)
         top = self.level + 1
-        if control[RUNS] > 0 and not self.memorize:
+        if control[RUNS] > 0 and not self.memorize and control[STOP] != 2:
             score, actions = float(run_best[0]), seqs[top, : lens[top]].tolist()
         else:
             score, actions = best.read(control)
+        if score == NEG_INF:  # interrupted before a first result
+            score = float("-inf")
         if not why:
             why = stop_reason(control[STOP])
             if why == "complete" and iterations is not None:

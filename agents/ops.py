@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mc_envs._numba import instantiate
-from mc_envs.core import Kernel
+from mc_envs.core import Kernel, random_policy
 from mc_envs.rng import Rng
 
 # -- compiled binding: states is a 2-D array, one game state per row ------------------------------
@@ -121,6 +121,18 @@ class EnvStates:
         if self.live == dst:
             self.env.restore_state(self.snap[dst])
             self.dirty = False
+
+
+def generic_policy(env: Any, policy: Any) -> Any:
+    """The playout policy factory for the generic path: a callable as given, else the env's own
+    policy of that name (``env.policy(name)``), else uniform random for ``None`` / ``"random"``."""
+    if callable(policy):
+        return policy
+    if hasattr(env, "policy"):
+        return env.policy(policy)
+    if policy in (None, "random"):
+        return random_policy
+    raise ValueError(f"{type(env).__name__} has no playout policy {policy!r}: only 'random'")
 
 
 class _RngView(Rng):

@@ -1,0 +1,111 @@
+"""PUCT: tree search guided by a move prior, in the AlphaGo and AlphaZero forms.
+
+Selection maximises ``Q + c * P / (1 + n)`` (``form="alphago"``, the formula of the seed article)
+or ``Q + c * P * sqrt(N) / (1 + n)`` (``form="alphazero"``), where ``Q`` is the child's mean value
+in [0, 1] (``fpu`` for an unvisited child), ``P`` its prior, ``n`` its visits and ``N`` the parent's.
+Leaves are evaluated by one random playout (there is no value network). Everything else (budgets,
+tree reuse, results) is as in :class:`agents.UCT`.
+
+Which path runs:
+
+- ``prior=None`` (uniform) or a :class:`~agents.tree.KernelPrior` matching the game (such as
+  :data:`connect_four_prior`): the compiled search, priors computed inside numba at expansion.
+- any other callable ``prior(env) -> probabilities`` (indexed by action over the whole action
+  space, or aligned with ``env.legal_actions()``): the generic Python search, which calls it once
+  per expanded node with the env in that node's state.
+
+``dirichlet_alpha`` adds AlphaZero's root noise ``(1 - eps) P + eps Dir(alpha)``, drawn from a numpy
+generator seeded by ``(seed, search number)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from agents.tree import FPU, MODE_ALPHAGO, MODE_ALPHAZERO, KernelPrior
+from agents.uct import TreeAgent
+from mc_envs.games import connect_four
+
+connect_four_prior = KernelPrior("c4heuristic", "ConnectFour", connect_four.heuristic_prior)
+"""The example heuristic prior for Connect Four: centre columns first, immediate wins and blocks
+strongly preferred (:func:`mc_envs.games.connect_four.heuristic_prior`). Compiled and generic."""
+
+FORMS = {"alphago": MODE_ALPHAGO, "alphazero": MODE_ALPHAZERO}
+
+
+class PUCT(TreeAgent):
+    """Predictor + UCT: tree search with a move prior.
+
+    Args:
+        prior: ``None`` (uniform), a :class:`~agents.tree.KernelPrior`, or a callable
+            ``prior(env) -> probabilities`` (see the module docstring for which runs compiled).
+        form: ``"alphago"`` (``Q + c P / (1 + n)``, the default) or ``"alphazero"``
+            (``Q + c P sqrt(N) / (1 + n)``).
+        c: the exploration constant (values are in [0, 1]).
+        fpu: the value assumed for an unvisited child (first-play urgency), default 0.5.
+        dirichlet_alpha: root noise concentration (None: no noise; AlphaZero used 0.3 for chess).
+        dirichlet_eps: the weight of the noise.
+        iterations, time_limit, seed, policy, backup, reuse, compiled: as for :class:`agents.UCT`.
+    """
+
+    name = "puct"
+
+    def __init__(
+        self,
+        *,
+        prior: Callable[[Any], Any] | KernelPrior | None = None,
+        form: str = "alphago",
+        c: float = 2.0,
+        fpu: float = 0.5,
+        dirichlet_alpha: float | None = None,
+        dirichlet_eps: float = 0.25,
+        iterations: int | None = None,
+        time_limit: float | None = None,
+        seed: int = 0,
+        policy: str | Callable | None = None,
+        backup: str = "mean",
+        reuse: bool = True,
+        compiled: bool = True,
+    ) -> None:
+        if form not in FORMS:
+            raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
+        if prior is not None and not callable(prior):
+            raise TypeError(f"prior must be None or a callable env -> probabilities, got {prior!r}")
+        self.prior = prior
+        self.form = form
+        self.fpu = float(fpu)
+        self.dirichlet_alpha = dirichlet_alpha
+        self.dirichlet_eps = float(dirichlet_eps)
+        self._mode = FORMS[form]
+        super().__init__(iterations=iterations, time_limit=time_limit, c=c, seed=seed, policy=policy,
+                         backup=backup, reuse=reuse, compiled=compiled)
+
+    @property
+    def params(self) -> dict:
+        """The constructor arguments (for records)."""
+        prior = None if self.prior is None else getattr(self.prior, "name", None) or getattr(
+            self.prior, "__name__", "custom")
+        return {**super().params, "prior": prior, "form": self.form, "fpu": self.fpu,
+                "dirichlet_alpha": self.dirichlet_alpha, "dirichlet_eps": self.dirichlet_eps}
+
+    def _compiled_prior(self, base: Any) -> tuple[bool, Any]:
+        if self.prior is None:
+            return True, None
+        if isinstance(self.prior, KernelPrior) and self.prior.game == base.game:
+            return True, self.prior
+        return False, None
+
+    def _generic_prior(self) -> Any:
+        return self.prior
+
+    def _fill_cfg(self, cfg: np.ndarray) -> None:
+        super()._fill_cfg(cfg)
+        cfg[FPU] = self.fpu
+
+    def _noise(self, n: int) -> np.ndarray | None:
+        if self.dirichlet_alpha is None or n == 0:
+            return None
+        gen = np.random.default_rng([self.seed, self._searches])
+        return gen.dirichlet([float(self.dirichlet_alpha)] * n)

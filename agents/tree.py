@@ -1,0 +1,392 @@
+"""The array-based search tree shared by UCT and PUCT, and the one template that searches it.
+
+:func:`_tree_search` is written once against the state operations of :mod:`agents.ops`. Compiled per
+kernel (and per compiled prior), it is the fast path, with no Python per iteration; bound to
+:class:`~agents.ops.EnvStates` it runs over any env of the contract. Both give the same tree for a
+seed and an iteration budget.
+
+Tree layout (parallel arrays, grown by doubling in Python when the template asks for room)::
+
+    ni[node]   int64   PARENT, EDGE0 (first edge), NEDGES (-1 = not expanded), MOVER
+    nf[node]   float   VISITS, TOTAL (sum of values for MOVER), BEST (max value seen)
+    ea[edge]   int64   ACTION, CHILD (-1 = no node yet)
+    ep[edge]   float   PRIOR_CLEAN (from the prior), PRIOR (with root noise)
+    used       int64   NODES used, EDGES used, ROOT node
+
+A node's MOVER is the player who played the move leading to it; its values are from that player's
+point of view. Two-player values are in [0, 1] (win 1, draw 0.5, loss 0). One-player values are
+raw scores, normalised at selection by the smallest and largest playout score seen (``norm``).
+
+An iteration copies the root state (slot 0) to slot 1 and descends. A node is expanded (its legal
+moves become edges) the second time the search reaches it; the root at once. UCB1 tries every
+unvisited edge first (chosen uniformly at random) and then maximises ``Q + c sqrt(ln N / n)``;
+PUCT maximises ``Q + c P / (1 + n)`` (AlphaGo) or ``Q + c P sqrt(N) / (1 + n)`` (AlphaZero), with
+``Q = fpu`` for an unvisited edge, ties to the first edge. The first new node is evaluated by one
+playout, and the result is backed up to the root.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from agents.base import ITERATION_LIMIT, ITERATIONS, NEG_INF, STOP
+from agents.common import count_playout, record
+from agents.ops import bind_generic, compiled_ops
+from mc_envs._numba import instantiate, njit
+from mc_envs.rng import rng_below
+
+PARENT, EDGE0, NEDGES, MOVER = range(4)
+NI = 4
+VISITS, TOTAL, BEST = range(3)
+NF = 3
+ACTION, CHILD = 0, 1
+PRIOR_CLEAN, PRIOR = 0, 1
+NODES, EDGES, ROOT = range(3)
+# cfg fields
+C, MODE, FPU, BACKUP_MAX, NOISE_EPS, TWO_PLAYER = range(6)
+CFG_SIZE = 6
+MODE_UCB, MODE_ALPHAGO, MODE_ALPHAZERO = 0, 1, 2
+DONE, GROW = 0, 1
+
+
+def _tree_search(states, ws, moves, path, policy, rng, control, best_score, best_seq, best_len,
+                 max_score, ni, nf, ea, ep, used, norm, cfg, fbuf):
+    """Runs iterations from ``states[0]`` (the root node ``used[ROOT]``) until told to stop.
+
+    Returns GROW when the tree needs more room (the caller grows it and calls again), else DONE.
+    ``fbuf[0]`` holds the root's Dirichlet noise, ``fbuf[1]`` is scratch for priors.
+    """
+    two_player = cfg[TWO_PLAYER] != 0.0
+    mode = int(cfg[MODE])
+    c = cfg[C]
+    fpu = cfg[FPU]
+    use_max = cfg[BACKUP_MAX] != 0.0
+    eps = cfg[NOISE_EPS]
+    max_actions = moves.shape[0]
+    root = used[ROOT]
+    while control[STOP] == 0:
+        if control[ITERATIONS] >= control[ITERATION_LIMIT]:
+            control[STOP] = 4
+            break
+        if used[NODES] + 1 > ni.shape[0] or used[EDGES] + max_actions > ea.shape[0]:
+            return GROW
+        copy_state(states, 1, 0)  # noqa: F821
+        node = root
+        depth = 0
+        lo = norm[0]
+        span = norm[1] - norm[0]
+        while True:
+            if ni[node, NEDGES] < 0:
+                if nf[node, VISITS] == 0.0 and node != root:
+                    break  # a new leaf: evaluated by a playout
+                n = legal(states, 1, ws, moves)  # noqa: F821
+                e0 = used[EDGES]
+                ni[node, EDGE0] = e0
+                ni[node, NEDGES] = n
+                if mode != MODE_UCB and n > 0:
+                    compute_prior(states, 1, moves, n, fbuf[1])  # noqa: F821
+                for k in range(n):
+                    ea[e0 + k, ACTION] = moves[k]
+                    ea[e0 + k, CHILD] = -1
+                    p = fbuf[1, k] if mode != MODE_UCB else 1.0 / n
+                    ep[e0 + k, PRIOR_CLEAN] = p
+                    if node == root and eps > 0.0:
+                        p = (1.0 - eps) * p + eps * fbuf[0, k]
+                    ep[e0 + k, PRIOR] = p
+                used[EDGES] = e0 + n
+            n = ni[node, NEDGES]
+            if n == 0:
+                break  # the game is over here
+            e0 = ni[node, EDGE0]
+            nparent = nf[node, VISITS]
+            e = e0
+            if mode == MODE_UCB:
+                unvisited = 0
+                for k in range(n):
+                    if ea[e0 + k, CHILD] < 0:
+                        unvisited += 1
+                if unvisited > 0:
+                    pick = rng_below(rng, unvisited)
+                    for k in range(n):
+                        if ea[e0 + k, CHILD] < 0:
+                            if pick == 0:
+                                e = e0 + k
+                                break
+                            pick -= 1
+                else:
+                    logn = math.log(nparent)
+                    best_u = NEG_INF
+                    for k in range(n):
+                        ch = ea[e0 + k, CHILD]
+                        nv = nf[ch, VISITS]
+                        if two_player:
+                            q = nf[ch, TOTAL] / nv
+                        else:
+                            x = nf[ch, BEST] if use_max else nf[ch, TOTAL] / nv
+                            q = (x - lo) / span if span > 0.0 else 0.5
+                        u = q + c * math.sqrt(logn / nv)
+                        if u > best_u:
+                            best_u = u
+                            e = e0 + k
+            else:
+                sq = math.sqrt(max(nparent, 1.0))
+                best_u = NEG_INF
+                for k in range(n):
+                    ch = ea[e0 + k, CHILD]
+                    nv = 0.0
+                    q = fpu
+                    if ch >= 0:
+                        nv = nf[ch, VISITS]
+                        if nv > 0.0:
+                            if two_player:
+                                q = nf[ch, TOTAL] / nv
+                            else:
+                                x = nf[ch, BEST] if use_max else nf[ch, TOTAL] / nv
+                                q = (x - lo) / span if span > 0.0 else 0.5
+                    if mode == MODE_ALPHAGO:
+                        u = q + c * ep[e0 + k, PRIOR] / (1.0 + nv)
+                    else:
+                        u = q + c * ep[e0 + k, PRIOR] * sq / (1.0 + nv)
+                    if u > best_u:
+                        best_u = u
+                        e = e0 + k
+            a = ea[e, ACTION]
+            child = ea[e, CHILD]
+            if child < 0:
+                child = used[NODES]
+                used[NODES] = child + 1
+                ni[child, PARENT] = node
+                ni[child, EDGE0] = -1
+                ni[child, NEDGES] = -1
+                ni[child, MOVER] = player(states, 1) if two_player else 0  # noqa: F821
+                nf[child, VISITS] = 0.0
+                nf[child, TOTAL] = 0.0
+                nf[child, BEST] = NEG_INF
+                ea[e, CHILD] = child
+            play(states, 1, a, ws)  # noqa: F821
+            path[depth] = a
+            depth += 1
+            node = child
+        k = playout(states, 1, policy, rng, ws, path, depth)  # noqa: F821
+        count_playout(control)
+        if two_player:
+            r = returns(states, 1)  # noqa: F821
+        else:
+            r = score(states, 1)  # noqa: F821
+            record(path, depth + k, r, control, best_score, best_seq, best_len, max_score)
+            if r < norm[0]:
+                norm[0] = r
+            if r > norm[1]:
+                norm[1] = r
+        while True:
+            nf[node, VISITS] += 1.0
+            v = r
+            if two_player:
+                v = (1.0 + r) * 0.5 if ni[node, MOVER] == 0 else (1.0 - r) * 0.5
+            nf[node, TOTAL] += v
+            if v > nf[node, BEST]:
+                nf[node, BEST] = v
+            if node == root:
+                break
+            node = ni[node, PARENT]
+        control[ITERATIONS] += 1
+    return DONE
+
+
+# -- priors -----------------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def uniform_prior(states, i, actions, n, out):
+    """The uniform prior: ``1 / n`` for each of the ``n`` legal actions."""
+    for k in range(n):
+        out[k] = 1.0 / n
+
+
+def _kernel_prior(states, i, actions, n, out):
+    k_prior(states[i], actions, n, out)  # noqa: F821 (bound per prior)
+
+
+def _no_player(states, i):
+    return 0
+
+
+def _no_returns(states, i):
+    return 0.0
+
+
+class KernelPrior:
+    """A move prior with a compiled form, usable by PUCT's compiled search.
+
+    Called with an env it returns probabilities over the legal actions (in their sorted order);
+    ``fn(state, actions, n, out)`` is the numba function computing them from the state array.
+
+    Args:
+        name: names the compiled search instance.
+        game: the ``game`` name of the envs it applies to.
+        fn: the numba function.
+    """
+
+    def __init__(self, name: str, game: str, fn: Any) -> None:
+        self.name, self.game, self.fn = name, game, fn
+
+    def __call__(self, env: Any) -> np.ndarray:
+        base = env.unwrapped
+        actions = base.legal_actions()
+        out = np.zeros(max(len(actions), 1))
+        if len(actions):
+            self.fn(base._state, actions, len(actions), out)
+        return out[: len(actions)]
+
+
+def generic_prior(prior: Any) -> Any:
+    """The generic-path binding of ``compute_prior`` for a prior callable (or None: uniform)."""
+
+    def compute_prior(states, i, actions, n, out):
+        env = states.use(i)
+        if prior is None:
+            for k in range(n):
+                out[k] = 1.0 / n
+            return
+        if isinstance(prior, KernelPrior):
+            prior.fn(env._state, actions, n, out)
+            return
+        p = np.asarray(prior(env), dtype=np.float64)
+        vals = p[actions[:n]] if len(p) == env.action_space.n else p[:n]
+        total = float(vals.sum())
+        out[:n] = vals / total if total > 0 else 1.0 / n
+
+    return compute_prior
+
+
+_compiled: dict[tuple[str, str], Any] = {}
+
+
+def compiled_search(kernel: Any, prior: KernelPrior | None = None) -> Any:
+    """The cached compiled tree search of a kernel, with a compiled prior (uniform if None)."""
+    name = prior.name if prior is not None else "uniform"
+    key = (kernel.name, name)
+    fn = _compiled.get(key)
+    if fn is None:
+        ops = dict(compiled_ops(kernel))
+        if "player" not in ops:
+            ops["player"] = instantiate(_no_player, kernel.name)
+            ops["returns"] = instantiate(_no_returns, kernel.name)
+        if prior is None:
+            compute = uniform_prior
+        else:
+            compute = instantiate(_kernel_prior, f"{kernel.name}_{name}", k_prior=prior.fn)
+        fn = _compiled[key] = instantiate(
+            _tree_search, f"{kernel.name}_{name}", **ops, compute_prior=compute
+        )
+    return fn
+
+
+def generic_search(prior: Any = None) -> Any:
+    """The tree search as plain Python over :class:`~agents.ops.EnvStates`."""
+    return bind_generic(_tree_search, compute_prior=generic_prior(prior))
+
+
+# -- the tree ---------------------------------------------------------------------------------------
+
+
+class Tree:
+    """The arrays of a search tree (see the module docstring) and its root's state.
+
+    Args:
+        max_actions: the size of the action space.
+        nodes: the initial node capacity.
+    """
+
+    def __init__(self, max_actions: int, nodes: int = 1024) -> None:
+        self.max_actions = int(max_actions)
+        self.ni = np.zeros((nodes, NI), dtype=np.int64)
+        self.nf = np.zeros((nodes, NF))
+        edges = max(nodes * 2, 2 * self.max_actions)
+        self.ea = np.zeros((edges, 2), dtype=np.int64)
+        self.ep = np.zeros((edges, 2))
+        self.used = np.zeros(3, dtype=np.int64)
+        self.norm = np.array([np.inf, -np.inf])
+        self.root_state: Any = None
+
+    def new_root(self, mover: int, root_state: Any) -> None:
+        """Empties the tree; the root's MOVER is the player who moved into it."""
+        self.used[:] = (1, 0, 0)
+        self.ni[0] = (-1, -1, -1, mover)
+        self.nf[0] = (0.0, 0.0, NEG_INF)
+        self.norm[:] = (np.inf, -np.inf)
+        self.root_state = root_state
+
+    def grow(self) -> None:
+        """Doubles whichever of the node and edge stores is short of room."""
+        if self.used[NODES] + 1 > len(self.ni):
+            n = 2 * len(self.ni)
+            self.ni = _resized(self.ni, n)
+            self.nf = _resized(self.nf, n)
+        if self.used[EDGES] + self.max_actions > len(self.ea):
+            n = max(2 * len(self.ea), int(self.used[EDGES]) + 2 * self.max_actions)
+            self.ea = _resized(self.ea, n)
+            self.ep = _resized(self.ep, n)
+
+    @property
+    def root(self) -> int:
+        return int(self.used[ROOT])
+
+    def edges(self, node: int) -> tuple[np.ndarray, np.ndarray]:
+        """(actions, child nodes or -1) of an expanded node; empty if not expanded."""
+        n = int(self.ni[node, NEDGES])
+        if n <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        e0 = int(self.ni[node, EDGE0])
+        return self.ea[e0:e0 + n, ACTION].copy(), self.ea[e0:e0 + n, CHILD].copy()
+
+    def children(self, node: int) -> list[tuple[int, int]]:
+        """(action, child) for the children that exist."""
+        actions, kids = self.edges(node)
+        return [(int(a), int(k)) for a, k in zip(actions, kids) if k >= 0]
+
+    def root_stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(actions, visits, mean values) of the root's edges; visits 0 and value NaN when unvisited."""
+        actions, kids = self.edges(self.root)
+        visits = np.array([self.nf[k, VISITS] if k >= 0 else 0.0 for k in kids])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.array(
+                [self.nf[k, TOTAL] / self.nf[k, VISITS] if k >= 0 else np.nan for k in kids]
+            )
+        return actions, visits.astype(np.int64), values
+
+    def best_child(self, node: int) -> tuple[int, int] | None:
+        """(action, child) with the most visits (ties: higher mean value, then first), or None."""
+        best, key = None, None
+        for a, k in self.children(node):
+            n = self.nf[k, VISITS]
+            if n <= 0:
+                continue
+            cand = (n, self.nf[k, TOTAL] / n)
+            if key is None or cand > key:
+                best, key = (a, k), cand
+        return best
+
+    def principal_variation(self) -> list[int]:
+        """The moves from the root, following the most visited child while it has visits."""
+        pv, node = [], self.root
+        while True:
+            step = self.best_child(node)
+            if step is None:
+                return pv
+            pv.append(step[0])
+            node = step[1]
+
+
+def _resized(a: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros((n,) + a.shape[1:], dtype=a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+def default_cfg() -> np.ndarray:
+    """A cfg array with every field zero."""
+    return np.zeros(CFG_SIZE)
