@@ -12,7 +12,8 @@ The algorithm is written once, in :func:`_nmcs`, against the state operations of
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +33,24 @@ from mc_envs._numba import instantiate
 from mc_envs.rng import rng_below, rng_state
 
 
-def _nmcs(level, d0, states, ws, moves, seqs, lens, path, policy, rng, memorize, control,
-          best_score, best_seq, best_len, max_score):
+def _nmcs(
+    level,
+    d0,
+    states,
+    ws,
+    moves,
+    seqs,
+    lens,
+    path,
+    policy,
+    rng,
+    memorize,
+    control,
+    best_score,
+    best_seq,
+    best_len,
+    max_score,
+):
     """One level-``level`` search from ``states[level]``, whose moves from the root are path[:d0].
 
     Leaves the best sequence from this node in ``seqs[level, :lens[level]]`` and returns its score
@@ -60,11 +77,27 @@ def _nmcs(level, d0, states, ws, moves, seqs, lens, path, policy, rng, memorize,
                 s = score(states, 0)  # noqa: F821
                 count_playout(control)
                 record(path, start + k, s, control, best_score, best_seq, best_len, max_score)
-                sub = path[start:start + k]
+                sub = path[start : start + k]
             else:
-                s = _nmcs(level - 1, start, states, ws, moves, seqs, lens, path, policy, rng,
-                          memorize, control, best_score, best_seq, best_len, max_score)
-                sub = seqs[level - 1, :lens[level - 1]]
+                s = _nmcs(
+                    level - 1,
+                    start,
+                    states,
+                    ws,
+                    moves,
+                    seqs,
+                    lens,
+                    path,
+                    policy,
+                    rng,
+                    memorize,
+                    control,
+                    best_score,
+                    best_seq,
+                    best_len,
+                    max_score,
+                )
+                sub = seqs[level - 1, : lens[level - 1]]
             if memorize:
                 take = s > best
                 if s == best:
@@ -75,7 +108,7 @@ def _nmcs(level, d0, states, ws, moves, seqs, lens, path, policy, rng, memorize,
                 if take:
                     best = s
                     seqs[level, played] = m
-                    seqs[level, played + 1:played + 1 + len(sub)] = sub
+                    seqs[level, played + 1 : played + 1 + len(sub)] = sub
                     lens[level] = played + 1 + len(sub)
             else:
                 take = s > step_best
@@ -105,8 +138,25 @@ def _nmcs(level, d0, states, ws, moves, seqs, lens, path, policy, rng, memorize,
     return best
 
 
-def _iterate(level, restarts, states, ws, moves, seqs, lens, path, policy, rng, memorize, control,
-             best_score, best_seq, best_len, max_score, run_best):
+def _iterate(
+    level,
+    restarts,
+    states,
+    ws,
+    moves,
+    seqs,
+    lens,
+    path,
+    policy,
+    rng,
+    memorize,
+    control,
+    best_score,
+    best_seq,
+    best_len,
+    max_score,
+    run_best,
+):
     """Runs complete level-``level`` searches from ``states[level + 1]`` until told to stop.
 
     ``run_best`` receives the best result of the completed runs: [score] and its sequence in
@@ -123,13 +173,29 @@ def _iterate(level, restarts, states, ws, moves, seqs, lens, path, policy, rng, 
             seqs[0, :k] = path[:k]
             lens[0] = k
         else:
-            s = _nmcs(level, 0, states, ws, moves, seqs, lens, path, policy, rng, memorize,
-                      control, best_score, best_seq, best_len, max_score)
+            s = _nmcs(
+                level,
+                0,
+                states,
+                ws,
+                moves,
+                seqs,
+                lens,
+                path,
+                policy,
+                rng,
+                memorize,
+                control,
+                best_score,
+                best_seq,
+                best_len,
+                max_score,
+            )
         if control[STOP] == 0:  # a complete run
             control[RUNS] += 1
             if s > run_best[0]:
                 run_best[0] = s
-                seqs[top, :lens[level]] = seqs[level, :lens[level]]
+                seqs[top, : lens[level]] = seqs[level, : lens[level]]
                 lens[top] = lens[level]
         if not restarts:
             break
@@ -139,8 +205,24 @@ def _iterate(level, restarts, states, ws, moves, seqs, lens, path, policy, rng, 
 _generic = bind_generic(_iterate, _nmcs=bind_generic(_nmcs))
 
 
-def _no_deeper(level, d0, states, ws, moves, seqs, lens, path, policy, rng, memorize, control,
-               best_score, best_seq, best_len, max_score):
+def _no_deeper(
+    level,
+    d0,
+    states,
+    ws,
+    moves,
+    seqs,
+    lens,
+    path,
+    policy,
+    rng,
+    memorize,
+    control,
+    best_score,
+    best_seq,
+    best_len,
+    max_score,
+):
     """Stands for the level below level 1, which is never searched (playouts are used instead)."""
     return NEG_INF
 
@@ -161,7 +243,9 @@ def compiled_entry(kernel: Any, level: int) -> Callable:
         below = instantiate(_no_deeper, kernel.name, **ops)
         for lv in range(1, level + 1):
             below = instantiate(_nmcs, f"{kernel.name}_l{lv}", **ops, _nmcs=below)
-        fn = _entry_points[key] = instantiate(_iterate, f"{kernel.name}_l{level}", **ops, _nmcs=below)
+        fn = _entry_points[key] = instantiate(
+            _iterate, f"{kernel.name}_l{level}", **ops, _nmcs=below
+        )
     return fn
 
 
@@ -203,7 +287,9 @@ class NMCS:
     @property
     def params(self) -> dict:
         """The constructor arguments (for records)."""
-        policy = self.policy if not callable(self.policy) else getattr(self.policy, "__name__", "custom")
+        policy = (
+            self.policy if not callable(self.policy) else getattr(self.policy, "__name__", "custom")
+        )
         return {"level": self.level, "seed": self.seed, "policy": policy, "memorize": self.memorize}
 
     def search(
@@ -219,7 +305,8 @@ class NMCS:
 
         With no budget, runs one complete level-``level`` search (the paper's algorithm). With a
         budget (``time_limit`` seconds, ``playouts``, or ``iterations`` = complete runs), restarts
-        until the budget ends or the env's ``max_score`` is reached, and keeps the best.
+        until the budget ends, and stops early as soon as the env's ``max_score`` is reached;
+        the best sequence found is returned.
         """
         base = env.unwrapped
         kernel = getattr(base, "kernel", None)
@@ -245,7 +332,8 @@ class NMCS:
             states = EnvStates(base, slots)
             ws = None
             fn = _generic
-        max_score = base.max_score if getattr(base, "max_score", None) is not None else 1.0e300
+        bound = getattr(base, "max_score", None)
+        max_score = float(bound) if restarts and bound is not None else 1.0e300
         control = new_control(playouts, None)
         best = Best(max_moves)
         moves = np.zeros((slots, max_actions), dtype=np.int64)
@@ -258,15 +346,48 @@ class NMCS:
         if fast:  # compile (or load from the cache) before the clock starts
             idle = new_control(None, None)
             idle[STOP] = 1
-            fn(self.level, False, states, ws, moves, seqs, lens, path, policy, rng, self.memorize,
-               idle, best.score, best.seq, best.length, max_score, run_best)
+            fn(
+                self.level,
+                False,
+                states,
+                ws,
+                moves,
+                seqs,
+                lens,
+                path,
+                policy,
+                rng,
+                self.memorize,
+                idle,
+                best.score,
+                best.seq,
+                best.length,
+                max_score,
+                run_best,
+            )
 
         def work() -> None:
             runs_left = iterations
             while True:
-                fn(self.level, restarts and iterations is None, states, ws, moves, seqs, lens,
-                   path, policy, rng, self.memorize, control, best.score, best.seq,
-                   best.length, max_score, run_best)
+                fn(
+                    self.level,
+                    restarts and iterations is None,
+                    states,
+                    ws,
+                    moves,
+                    seqs,
+                    lens,
+                    path,
+                    policy,
+                    rng,
+                    self.memorize,
+                    control,
+                    best.score,
+                    best.seq,
+                    best.length,
+                    max_score,
+                    run_best,
+                )
                 if runs_left is None:
                     return
                 runs_left -= 1

@@ -39,7 +39,9 @@ def reference(*args: str | int) -> dict | None:
     """One run of the C++ reference (None if it is not beside the project)."""
     if not REF.exists():
         return None
-    out = subprocess.run(["bash", str(REF), *map(str, args)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["bash", str(REF), *map(str, args)], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -63,8 +65,10 @@ def bench_playouts(n: int, reps: int) -> dict:
             cpp.append(ref["playouts_per_s_median"] if ref else float("nan"))
         o, c = statistics.median(ours), statistics.median(cpp)
         rows[policy] = {"ours_per_s": o, "cpp_per_s": c, "ratio": o / c, "reps": reps}
-        print(f"playouts {policy:6s}: ours {o:10,.0f}/s   C++ {c:10,.0f}/s   ratio {o / c:.2f}"
-              f"   (medians of {reps} alternating reps of {n:,})")
+        print(
+            f"playouts {policy:6s}: ours {o:10,.0f}/s   C++ {c:10,.0f}/s   ratio {o / c:.2f}"
+            f"   (medians of {reps} alternating reps of {n:,})"
+        )
     return rows
 
 
@@ -80,21 +84,33 @@ def bench_nmcs(levels: list[int], seeds: int) -> dict:
             c = reference("nmcs", level, seed, 1)
             if c:
                 ref.append((c["seconds"], c["playouts"], c["score"]))
-            print(f"nmcs level {level} seed {seed}: ours {r.seconds:7.2f} s {r.playouts:>9,} playouts score {r.score:6g}"
-                  + (f"   C++ {c['seconds']:7.2f} s {c['playouts']:>9,} playouts score {c['score']:6g}" if c else ""))
+            print(
+                f"nmcs level {level} seed {seed}: ours {r.seconds:7.2f} s {r.playouts:>9,} playouts score {r.score:6g}"
+                + (
+                    f"   C++ {c['seconds']:7.2f} s {c['playouts']:>9,} playouts score {c['score']:6g}"
+                    if c
+                    else ""
+                )
+            )
         t_ours = sum(x[0] for x in ours)
         t_ref = sum(x[0] for x in ref) if ref else float("nan")
         us_ours = 1e6 * t_ours / sum(x[1] for x in ours)
         us_ref = 1e6 * t_ref / sum(x[1] for x in ref) if ref else float("nan")
         rows[level] = {
-            "ours_seconds": t_ours / seeds, "cpp_seconds": t_ref / seeds, "time_ratio": t_ours / t_ref,
-            "ours_us_per_playout": us_ours, "cpp_us_per_playout": us_ref, "per_playout_ratio": us_ours / us_ref,
+            "ours_seconds": t_ours / seeds,
+            "cpp_seconds": t_ref / seeds,
+            "time_ratio": t_ours / t_ref,
+            "ours_us_per_playout": us_ours,
+            "cpp_us_per_playout": us_ref,
+            "per_playout_ratio": us_ours / us_ref,
             "ours_mean_score": statistics.mean(x[2] for x in ours),
             "cpp_mean_score": statistics.mean(x[2] for x in ref) if ref else None,
         }
-        print(f"nmcs level {level}: mean time ours {t_ours / seeds:.2f} s, C++ {t_ref / seeds:.2f} s "
-              f"(ratio {t_ours / t_ref:.2f}); per playout {us_ours:.1f} us vs {us_ref:.1f} us "
-              f"(ratio {us_ours / us_ref:.2f})")
+        print(
+            f"nmcs level {level}: mean time ours {t_ours / seeds:.2f} s, C++ {t_ref / seeds:.2f} s "
+            f"(ratio {t_ours / t_ref:.2f}); per playout {us_ours:.1f} us vs {us_ref:.1f} us "
+            f"(ratio {us_ours / us_ref:.2f})"
+        )
     return rows
 
 
@@ -105,7 +121,10 @@ def bench_quality(levels: list[int], seeds: int, positions: list[int]) -> dict:
             per_position = {}
             for position in positions:
                 env = env_at(position)
-                scores = [NMCS(level=level, seed=s, memorize=memorize).search(env).score for s in range(seeds)]
+                scores = [
+                    NMCS(level=level, seed=s, memorize=memorize).search(env).score
+                    for s in range(seeds)
+                ]
                 per_position[position] = statistics.mean(scores)
             key = f"level{level}_{'memorize' if memorize else 'no_memorize'}"
             rows[key] = per_position
@@ -116,21 +135,40 @@ def bench_quality(levels: list[int], seeds: int, positions: list[int]) -> dict:
 
 
 def bench_startup() -> dict:
-    cli = [sys.executable, "-m", "mc_envs.cli", "solve", "samegame", "--position", "1", "--level", "1",
-           "--time", "1", "--quiet", "--out"]
+    cli = [
+        sys.executable,
+        "-m",
+        "mc_envs.cli",
+        "solve",
+        "samegame",
+        "--position",
+        "1",
+        "--level",
+        "1",
+        "--time",
+        "1",
+        "--quiet",
+        "--out",
+    ]
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / "cache"))
         for label in ("cold", "warm"):
             start = time.perf_counter()
-            subprocess.run([*cli, str(Path(tmp) / "s.json")], env=env, check=True, capture_output=True)
+            subprocess.run(
+                [*cli, str(Path(tmp) / "s.json")], env=env, check=True, capture_output=True
+            )
             rows[label] = time.perf_counter() - start
-            print(f"startup {label}: mc-envs solve samegame --position 1 --time 1 took {rows[label]:.2f} s wall")
+            print(
+                f"startup {label}: mc-envs solve samegame --position 1 --time 1 took {rows[label]:.2f} s wall"
+            )
     return rows
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--parts", nargs="+", default=["playouts", "nmcs", "quality", "startup"])
     parser.add_argument("--playouts", type=int, default=20000, help="playouts per rep")
     parser.add_argument("--reps", type=int, default=5)

@@ -57,12 +57,18 @@ class CoinWalk(gym.Env):
         return self._obs(), gain, done, False, self._info()
 
     def clone_state(self):
-        return State("CoinWalk", (len(self.coins), self.length), np.array([self.pos, self.steps, self.score]))
+        return State(
+            "CoinWalk", (len(self.coins), self.length), np.array([self.pos, self.steps, self.score])
+        )
 
     def restore_state(self, state):
         if not isinstance(state, State) or state.game != "CoinWalk":
             raise ValueError(f"not a CoinWalk state: {state!r}")
-        self.pos, self.steps, self.score = int(state.data[0]), int(state.data[1]), float(state.data[2])
+        self.pos, self.steps, self.score = (
+            int(state.data[0]),
+            int(state.data[1]),
+            float(state.data[2]),
+        )
 
 
 def best_walk(coins, length):

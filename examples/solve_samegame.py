@@ -1,6 +1,6 @@
 """Solve a standard SameGame position with Nested Monte Carlo Search and save a verified record.
 
-    python examples/solve_samegame.py --position 1 --seconds 10 --out solution.json
+python examples/solve_samegame.py --position 1 --seconds 10 --out solution.json
 """
 
 import argparse
@@ -25,9 +25,15 @@ result = agent.search(env, time_limit=args.seconds)
 print(f"score {result.score:g} in {len(result.actions)} moves, {result.playouts:,} playouts")
 
 record = make_record(
-    env_id="mc_envs/SameGame-v0", env_kwargs={"position": args.position}, reset_seed=None,
-    actions=result.actions, score=result.score, agent=agent.name, params=agent.params,
-    seconds=result.seconds, playouts=result.playouts,
+    env_id="mc_envs/SameGame-v0",
+    env_kwargs={"position": args.position},
+    reset_seed=None,
+    actions=result.actions,
+    score=result.score,
+    agent=agent.name,
+    params=agent.params,
+    seconds=result.seconds,
+    playouts=result.playouts,
 )
 write_record(args.out, record)
 print(verify_record(record).message)

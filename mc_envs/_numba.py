@@ -13,8 +13,9 @@ import hashlib
 import os
 import tempfile
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 _ROOT = Path(__file__).resolve().parent.parent
 

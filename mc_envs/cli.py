@@ -96,7 +96,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     def callback(progress: Any) -> bool:
         if not args.quiet:
-            sys.stderr.write(_progress_line(progress.elapsed, progress.best_score, progress.playouts))
+            sys.stderr.write(
+                _progress_line(progress.elapsed, progress.best_score, progress.playouts)
+            )
             sys.stderr.flush()
         if progress.improved and (saved["score"] is None or progress.best_score > saved["score"]):
             save(progress.best_score, progress.best_actions, progress.elapsed, progress.playouts)
@@ -107,15 +109,21 @@ def cmd_solve(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         result = agent.search(env, time_limit=args.time, playouts=args.playouts, callback=callback)
-    except KeyboardInterrupt:  # outside the search loop (e.g. while compiling): nothing better to save
+    except (
+        KeyboardInterrupt
+    ):  # outside the search loop (e.g. while compiling): nothing better to save
         sys.stderr.write("\ninterrupted\n")
         return 130
     if not args.quiet:
-        sys.stderr.write(_progress_line(time.perf_counter() - start, result.score, result.playouts) + "\n")
+        sys.stderr.write(
+            _progress_line(time.perf_counter() - start, result.score, result.playouts) + "\n"
+        )
     if result.actions or saved["score"] is None:
         save(result.score, result.actions, result.seconds, result.playouts)
-    print(f"score {result.score:g} in {len(result.actions)} moves ({result.playouts:,} playouts, "
-          f"{result.seconds:.1f} s, stopped: {result.stopped}); record written to {out}")
+    print(
+        f"score {result.score:g} in {len(result.actions)} moves ({result.playouts:,} playouts, "
+        f"{result.seconds:.1f} s, stopped: {result.stopped}); record written to {out}"
+    )
     if hasattr(env.unwrapped, "solution_text") and args.game == "sudoku":
         print(env.unwrapped.solution_text(result.actions))
     return 130 if result.stopped == "interrupt" else 0
@@ -146,7 +154,10 @@ def cmd_warmup(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         env = gym.make(env_id)
         env.reset(seed=0)
-        if env.unwrapped.current_player == 0 and getattr(env.unwrapped.kernel, "player", None) is None:
+        if (
+            env.unwrapped.current_player == 0
+            and getattr(env.unwrapped.kernel, "player", None) is None
+        ):
             for level in range(args.levels + 1):
                 NMCS(level=level).search(env, playouts=1)
         print(f"{env_id}: ready in {time.perf_counter() - start:.1f} s")
@@ -171,7 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--level", type=int, default=2)
     solve.add_argument("--policy", default=None, help="playout policy name (default: the game's)")
     solve.add_argument("--agent-seed", type=int, default=0, help="seed of the search")
-    solve.add_argument("--time", type=float, default=None, help="seconds (default: one complete search)")
+    solve.add_argument(
+        "--time", type=float, default=None, help="seconds (default: one complete search)"
+    )
     solve.add_argument("--playouts", type=int, default=None, help="playout budget")
     solve.add_argument("--out", default="solution.json")
     solve.add_argument("--quiet", action="store_true")

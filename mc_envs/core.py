@@ -12,8 +12,9 @@ rules, which agents use for their compiled search (the fast path).
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -278,7 +279,9 @@ class PlanningEnv(gym.Env):
         name = name or self.default_policy
         if name == "random":
             return random_policy
-        raise ValueError(f"{self.game} has no playout policy {name!r}; it has {sorted(self.kernel.policies)}")
+        raise ValueError(
+            f"{self.game} has no playout policy {name!r}; it has {sorted(self.kernel.policies)}"
+        )
 
     def render(self):
         """Renders as set by ``render_mode`` (``"ansi"`` returns text)."""

@@ -100,14 +100,16 @@ def read_record(path: str | os.PathLike) -> dict:
             f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
         ) from None
     if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise RecordError(f"{name}: not an mc-envs solution record (no \"format\": \"{FORMAT}\")")
+        raise RecordError(f'{name}: not an mc-envs solution record (no "format": "{FORMAT}")')
     for key in REQUIRED:
         if key not in record:
             raise RecordError(f"{name}: missing field {key!r}")
     if not isinstance(record["env_kwargs"], dict):
         raise RecordError(f"{name}: field 'env_kwargs' must be an object")
     actions = record["actions"]
-    if not isinstance(actions, list) or not all(isinstance(a, int) and not isinstance(a, bool) for a in actions):
+    if not isinstance(actions, list) or not all(
+        isinstance(a, int) and not isinstance(a, bool) for a in actions
+    ):
         raise RecordError(f"{name}: field 'actions' must be a list of integers")
     if record["env_id"] not in gym.registry:
         raise RecordError(f"{name}: unknown env {record['env_id']!r}")
@@ -150,9 +152,16 @@ def verify_record(record: dict) -> Verdict:
         try:
             env.step(action)
         except IllegalActionError as exc:
-            return Verdict(False, base.score, i - 1, f"move {i} (action {action}) is illegal: {exc.reason}")
+            return Verdict(
+                False, base.score, i - 1, f"move {i} (action {action}) is illegal: {exc.reason}"
+            )
     score = float(base.score)
     n = len(record["actions"])
     if score != float(record["score"]):
-        return Verdict(False, score, n, f"score differs: the record says {record['score']:g}, the replay gives {score:g}")
+        return Verdict(
+            False,
+            score,
+            n,
+            f"score differs: the record says {record['score']:g}, the replay gives {score:g}",
+        )
     return Verdict(True, score, n, f"certified: score {score:g} in {n} moves on {record['env_id']}")

@@ -7,6 +7,17 @@ import gymnasium as gym
 # id -> (entry point, default kwargs). One line per env.
 ENVS: dict[str, tuple[str, dict]] = {
     "mc_envs/SameGame-v0": ("mc_envs.envs.samegame:SameGameEnv", {}),
+    "mc_envs/Sudoku-v0": ("mc_envs.envs.sudoku:SudokuEnv", {}),
+    "mc_envs/LeftMove-v0": ("mc_envs.envs.abstract:LeftMoveEnv", {}),
+    "mc_envs/LeftmostPath-v0": ("mc_envs.envs.abstract:LeftmostPathEnv", {}),
+    "mc_envs/MorpionSolitaire5D-v0": (
+        "mc_envs.envs.morpion:MorpionSolitaireEnv",
+        {"variant": "5D"},
+    ),  # noqa: E501
+    "mc_envs/MorpionSolitaire5T-v0": (
+        "mc_envs.envs.morpion:MorpionSolitaireEnv",
+        {"variant": "5T"},
+    ),  # noqa: E501
 }
 
 

@@ -9,7 +9,8 @@ Each check raises :class:`ConformanceError` naming the check and what differed.
 from __future__ import annotations
 
 import pickle
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -178,7 +179,10 @@ def check_planning_env(
     for k, (a, *_rest) in enumerate(trace[:50]):
         r1, r2 = env.step(a), second.step(a)
         if not all(_same(x, y) for x, y in zip(r1, r2)) or _score(env) != _score(second):
-            _fail("restore into a fresh env", f"step {k + 1} (action {a}) differs between the two envs")
+            _fail(
+                "restore into a fresh env",
+                f"step {k + 1} (action {a}) differs between the two envs",
+            )
 
     # Pickled snapshots restore too.
     copy = pickle.loads(pickle.dumps(root))

@@ -16,8 +16,19 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def test_solve_samegame_example_writes_a_certified_record(tmp_path):
     out = tmp_path / "s.json"
     run = subprocess.run(
-        [sys.executable, str(EXAMPLES / "solve_samegame.py"), "--position", "2", "--seconds", "1", "--out", str(out)],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            str(EXAMPLES / "solve_samegame.py"),
+            "--position",
+            "2",
+            "--seconds",
+            "1",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert "certified: score" in run.stdout and out.exists()
 
@@ -36,5 +47,10 @@ def test_custom_env_example_conforms_and_nmcs_finds_the_optimum():
 
 
 def test_custom_env_example_runs_as_a_script():
-    run = subprocess.run([sys.executable, str(EXAMPLES / "custom_env.py")], capture_output=True, text=True, check=True)
+    run = subprocess.run(
+        [sys.executable, str(EXAMPLES / "custom_env.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "optimum by dynamic programming" in run.stdout

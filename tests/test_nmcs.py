@@ -63,24 +63,33 @@ def test_a_level_at_least_the_game_length_is_exact(seed):
     assert NMCS(level=length, seed=seed).search(env).score == best_score(env)
 
 
-@pytest.mark.parametrize("level, memorize, policy, playouts", [
-    (1, True, "tabu", None),
-    (1, False, "random", None),
-    (2, True, "tabu", 700),
-    (2, False, "tabu", 700),
-    (0, True, "random", 50),
-    (3, True, "random", 400),
-])
+@pytest.mark.parametrize(
+    "level, memorize, policy, playouts",
+    [
+        (1, True, "tabu", None),
+        (1, False, "random", None),
+        (2, True, "tabu", 700),
+        (2, False, "tabu", 700),
+        (0, True, "random", 50),
+        (3, True, "random", 400),
+    ],
+)
 def test_compiled_and_generic_paths_agree(level, memorize, policy, playouts):
     env = gym.make("mc_envs/SameGame-v0", position=4).unwrapped
     env.reset()
     results = [
-        NMCS(level=level, seed=7, policy=policy, memorize=memorize, compiled=compiled).search(env, playouts=playouts)
+        NMCS(level=level, seed=7, policy=policy, memorize=memorize, compiled=compiled).search(
+            env, playouts=playouts
+        )
         for compiled in (True, False)
     ]
     fast, generic = results
     assert (fast.score, fast.actions, fast.playouts, fast.iterations) == (
-        generic.score, generic.actions, generic.playouts, generic.iterations)
+        generic.score,
+        generic.actions,
+        generic.playouts,
+        generic.iterations,
+    )
     assert replayed_score(env, fast.actions) == fast.score
 
 

@@ -134,7 +134,11 @@ class SameGameEnv(PlanningEnv):
         self._config = (rows, cols, colors, penalty)
         self.action_space = LegalDiscrete(rows * cols).bind(self)
         self.observation_space = spaces.Box(0, colors, (rows, cols), dtype=np.int8)
-        self._set_state(sg.new_state(self._fixed if self._fixed is not None else np.zeros((rows, cols)), colors, penalty))
+        self._set_state(
+            sg.new_state(
+                self._fixed if self._fixed is not None else np.zeros((rows, cols)), colors, penalty
+            )
+        )
 
     def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
         if self._fixed is not None:
@@ -174,7 +178,12 @@ class SameGameEnv(PlanningEnv):
         while stack:
             r, c = stack.pop()
             for q in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
-                if q not in seen and 0 <= q[0] < self.rows and 0 <= q[1] < self.cols and board[q] == color:
+                if (
+                    q not in seen
+                    and 0 <= q[0] < self.rows
+                    and 0 <= q[1] < self.cols
+                    and board[q] == color
+                ):
                     seen.add(q)
                     stack.append(q)
         if len(seen) < 2:

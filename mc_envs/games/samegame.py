@@ -123,7 +123,12 @@ def find_groups(s, ws):
                 sp -= 1
                 p = np.uint64(stack[sp])
                 size += 1
-                for q in (p - np.uint64(1), p + np.uint64(1), p - np.uint64(width), p + np.uint64(width)):
+                for q in (
+                    p - np.uint64(1),
+                    p + np.uint64(1),
+                    p - np.uint64(width),
+                    p + np.uint64(width),
+                ):
                     if b[q] == color and visited[q] != stamp:
                         visited[q] = stamp
                         stack[sp] = q

@@ -1,0 +1,124 @@
+"""The LeftMove and LeftmostPath envs: thin Gymnasium shells over :mod:`mc_envs.games.abstract`."""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+from mc_envs.core import LegalDiscrete, PlanningEnv
+from mc_envs.games import abstract as rules
+
+
+class _TreeEnv(PlanningEnv):
+    """A walk of ``depth`` left/right moves down a binary tree (see the subclasses)."""
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    _kind: str
+
+    def __init__(self, depth: int = 10, render_mode: str | None = None) -> None:
+        super().__init__()
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        rules.new_state(self._kind, depth)  # validates
+        self.depth = int(depth)
+        self.render_mode = render_mode
+        self.kernel = rules.make_kernel(self.depth)
+        self._config = (self.depth,)
+        self.max_score = float(self.depth)
+        self.action_space = LegalDiscrete(2).bind(self)
+        self.observation_space = spaces.Box(0, self.depth, shape=(2,), dtype=np.int64)
+        self._set_state(rules.new_state(self._kind, self.depth))
+
+    def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
+        return rules.new_state(self._kind, self.depth)
+
+    def _observation(self) -> np.ndarray:
+        return self._state[[rules.MOVES, rules.COUNT]].copy()
+
+    def _ansi(self) -> str:
+        moves, count = self._observation().tolist()
+        return f"{self.game}: {moves}/{self.depth} moves, count {count}, score {self.score:g}\n"
+
+
+class LeftMoveEnv(_TreeEnv):
+    """The left move problem of Cazenave (2009), section 4.2.
+
+    ## Description
+
+    A walk down a complete binary tree of depth ``depth``: each move goes left or right. The score
+    of a leaf is the number of left moves. Scores are weakly correlated with the tree structure, so
+    nested searches without memorisation improve little with the level; the exact probabilities are
+    given by :func:`mc_envs.games.abstract.score_distributions`.
+
+    ## Action Space
+
+    ``Discrete(2)``: 0 = left, 1 = right. Both are legal until the end.
+
+    ## Observation Space
+
+    ``Box(0, depth, (2,), int64)``: (moves played, left moves so far).
+
+    ## Rewards
+
+    0 on every move but the last, which returns the score (the number of left moves).
+
+    ## Episode End
+
+    Terminates after exactly ``depth`` moves. No truncation.
+
+    ## Arguments
+
+    - ``depth``: the depth of the tree (default 10); ``max_score = depth``.
+    - ``render_mode``: None or ``"ansi"``.
+
+    Playout policy: ``"random"`` (uniform), the default.
+
+    ## Version History
+
+    - v0: first version.
+    """
+
+    game = "LeftMove"
+    _kind = "leftmove"
+
+
+class LeftmostPathEnv(_TreeEnv):
+    """The leftmost path problem of Cazenave (2009), section 4.1.
+
+    ## Description
+
+    A walk down a complete binary tree of depth ``depth``: each move goes left or right. The score
+    of a leaf is the number of moves on the leftmost path, i.e. the left moves played before the
+    first right move. A random playout finds the best score with probability ``2 ** -depth``; NMCS
+    of level 1 always finds it.
+
+    ## Action Space
+
+    ``Discrete(2)``: 0 = left, 1 = right. Both are legal until the end.
+
+    ## Observation Space
+
+    ``Box(0, depth, (2,), int64)``: (moves played, left moves before the first right move so far).
+
+    ## Rewards
+
+    0 on every move but the last, which returns the score.
+
+    ## Episode End
+
+    Terminates after exactly ``depth`` moves. No truncation.
+
+    ## Arguments
+
+    - ``depth``: the depth of the tree (default 10); ``max_score = depth``.
+    - ``render_mode``: None or ``"ansi"``.
+
+    Playout policy: ``"random"`` (uniform), the default.
+
+    ## Version History
+
+    - v0: first version.
+    """
+
+    game = "LeftmostPath"
+    _kind = "leftmostpath"

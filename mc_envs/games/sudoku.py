@@ -1,0 +1,523 @@
+"""Sudoku as a constraint satisfaction problem (Cazenave 2009, section 5.3): rules, kernels, text.
+
+Every cell is a variable whose domain is a bitmask of the values still allowed (bit ``v - 1`` for
+value ``v``). Assigning a value removes it from the domains of the empty cells of the same row,
+column and box (forward checking). As soon as an empty cell has an empty domain the game is a dead
+end and ends. A game is solved when every cell holds a value.
+
+Actions: ``cell * size + (value - 1)`` with ``cell = row * size + column`` (row 0 at the top).
+
+Legal actions depend on the branching mode stored in the state:
+
+- ``BRANCH_MRV`` (0): only the values of the most constrained empty cell (the smallest domain;
+  ties go to the lowest cell index), as in the paper's search, where one variable is branched on
+  at a time;
+- ``BRANCH_ALL`` (1): every value of every empty cell.
+
+Score: the number of filled cells, givens included, so a solved grid scores ``size * size`` whatever
+the puzzle; the reward of a move is 1 (one more cell). This is the paper's playout score (the depth
+reached before a dead end) plus the constant number of givens.
+
+Playout policies (codes of :data:`POLICIES`):
+
+- ``"random"``: a uniformly chosen legal action;
+- ``"mrv"``: the empty cell with the smallest domain (ties: lowest index), one of its values chosen
+  uniformly (the paper's playout). Under ``BRANCH_MRV`` both policies make the same choices.
+
+Text format: ``size * size`` symbols row by row, whitespace ignored; ``.`` or ``0`` for an empty
+cell; values ``1``-``9``, then for 16x16 ``A``-``G`` for 10-16 (case-insensitive).
+
+State layout (one flat int64 array; copying it is a complete snapshot)::
+
+    index                      meaning
+    0                          SIZE      n (9 or 16)
+    1                          BOX       box side b (3 or 4), n = b * b
+    2                          FILLED    number of filled cells (the score)
+    3                          DEAD      1 when an empty cell has an empty domain
+    4                          BRANCH    branching mode (BRANCH_MRV or BRANCH_ALL)
+    5                          MOVES     moves played since the puzzle
+    6, 7                       reserved (0)
+    HEADER + cell              value of the cell, 0 when empty        (cell = row * n + column)
+    HEADER + n*n + cell        domain bitmask of the cell, 0 when filled
+    HEADER + 2*n*n + cell      domain size of the cell, n + 1 when filled (so the most
+                               constrained empty cell is the first minimum of this section)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mc_envs._numba import njit
+from mc_envs.core import Kernel
+from mc_envs.rng import rng_below, rng_state
+
+SIZE, BOX, FILLED, DEAD, BRANCH, MOVES = range(6)
+HEADER = 8
+BRANCH_MRV, BRANCH_ALL = 0, 1
+BRANCHINGS = {"mrv": BRANCH_MRV, "all": BRANCH_ALL}
+POLICY_RANDOM, POLICY_MRV = 0, 1
+POLICIES = {"random": POLICY_RANDOM, "mrv": POLICY_MRV}
+SYMBOLS = "123456789ABCDEFG"
+
+
+def box_side(size: int) -> int:
+    """The box side of a grid: 3 for 9x9, 4 for 16x16.
+
+    Raises:
+        ValueError: if ``size`` is not 9 or 16.
+    """
+    if size not in (9, 16):
+        raise ValueError(f"Sudoku size must be 9 or 16, got {size!r}")
+    return 3 if size == 9 else 4
+
+
+# -- compiled rules -------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def popcount(x: int) -> int:
+    """The number of set bits of a non-negative integer below 2**32."""
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
+
+
+@njit(cache=True, nogil=True)
+def nth_bit(mask: int, k: int) -> int:
+    """The index of the ``k``-th set bit of ``mask`` (k = 0 is the lowest)."""
+    i = 0
+    while True:
+        if mask & (1 << i):
+            if k == 0:
+                return i
+            k -= 1
+        i += 1
+
+
+@njit(cache=True, nogil=True)
+def mrv_cell(state: np.ndarray) -> int:
+    """The empty cell with the smallest domain (lowest index on ties), -1 if the grid is full."""
+    n = state[SIZE]
+    cells = n * n
+    sizes = HEADER + 2 * cells
+    best, best_count = -1, n + 1
+    for c in range(cells):
+        k = state[sizes + c]
+        if k < best_count:
+            best, best_count = c, k
+            if k <= 1:
+                break
+    return best
+
+
+@njit(cache=True, nogil=True)
+def is_over(state: np.ndarray) -> bool:
+    """True when the grid is full or a dead end."""
+    n = state[SIZE]
+    return state[DEAD] != 0 or state[FILLED] == n * n
+
+
+@njit(cache=True, nogil=True)
+def legal(state: np.ndarray, ws: np.ndarray, out: np.ndarray) -> int:
+    """Writes the legal actions, sorted, into ``out`` and returns their number."""
+    if is_over(state):
+        return 0
+    n = state[SIZE]
+    cells = n * n
+    dom = HEADER + cells
+    count = 0
+    if state[BRANCH] == BRANCH_MRV:
+        c = mrv_cell(state)
+        d = state[dom + c]
+        for v in range(n):
+            if d & (1 << v):
+                out[count] = c * n + v
+                count += 1
+        return count
+    for c in range(cells):
+        if state[HEADER + c] == 0:
+            d = state[dom + c]
+            for v in range(n):
+                if d & (1 << v):
+                    out[count] = c * n + v
+                    count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _remove(state: np.ndarray, p: int, bit: int, dom: int, cells: int) -> None:
+    d = state[dom + p]
+    if d & bit:  # filled cells have an empty domain, so they never match
+        d ^= bit
+        state[dom + p] = d
+        state[dom + cells + p] -= 1
+        if d == 0:
+            state[DEAD] = 1
+
+
+@njit(cache=True, nogil=True)
+def assign(state: np.ndarray, cell: int, value: int) -> None:
+    """Puts ``value`` (1-based) in the empty ``cell`` and forward-checks its row, column and box."""
+    n = state[SIZE]
+    b = state[BOX]
+    dom = HEADER + n * n
+    cells = n * n
+    bit = 1 << (value - 1)
+    state[HEADER + cell] = value
+    state[dom + cell] = 0
+    state[dom + cells + cell] = n + 1
+    state[FILLED] += 1
+    r = cell // n
+    col = cell - r * n
+    for i in range(n):
+        _remove(state, r * n + i, bit, dom, cells)
+        _remove(state, i * n + col, bit, dom, cells)
+    r0 = (r // b) * b
+    c0 = (col // b) * b
+    for i in range(b):
+        for j in range(b):
+            _remove(state, (r0 + i) * n + c0 + j, bit, dom, cells)
+
+
+@njit(cache=True, nogil=True)
+def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
+    """Applies a legal action in place; the reward is 1 (one more filled cell)."""
+    n = state[SIZE]
+    assign(state, action // n, action % n + 1)
+    state[MOVES] += 1
+    return 1.0
+
+
+@njit(cache=True, nogil=True)
+def score(state: np.ndarray) -> float:
+    """The number of filled cells, givens included."""
+    return float(state[FILLED])
+
+
+@njit(cache=True, nogil=True)
+def choose(state: np.ndarray, policy: int, rng: np.ndarray, ws: np.ndarray) -> int:
+    """One move of a playout policy; -1 when the game is over."""
+    if is_over(state):
+        return -1
+    if policy == POLICY_MRV:
+        n = state[SIZE]
+        c = mrv_cell(state)
+        d = state[HEADER + n * n + c]
+        return c * n + nth_bit(d, rng_below(rng, popcount(d)))
+    k = legal(state, ws, ws)
+    return ws[rng_below(rng, k)]
+
+
+@njit(cache=True, nogil=True)
+def playout(
+    state: np.ndarray, policy: int, rng: np.ndarray, ws: np.ndarray, seq: np.ndarray, start: int
+) -> int:
+    """Plays to the end with the policy of that code; writes the actions to ``seq[start:]``."""
+    count = 0
+    while True:
+        a = choose(state, policy, rng, ws)
+        if a < 0:
+            return count
+        play(state, a, ws)
+        seq[start + count] = a
+        count += 1
+
+
+@njit(cache=True, nogil=True)
+def dfs(
+    state: np.ndarray,
+    rng: np.ndarray,
+    randomize: bool,
+    max_solutions: int,
+    node_limit: int,
+    solution: np.ndarray,
+) -> tuple:
+    """Depth-first forward-checking search, branching on the most constrained cell.
+
+    Values are tried in increasing order, or in a random order (a fresh shuffle at every node) when
+    ``randomize``: the paper's "Forward Checking" baseline. ``state`` is not modified.
+
+    Args:
+        state: the state to search from.
+        rng: a generator state (``mc_envs.rng.rng_state``), used when ``randomize``.
+        randomize: shuffle the values of every node.
+        max_solutions: stop after this many solutions.
+        node_limit: stop after this many assignments.
+        solution: receives the grid values of the first solution (``size * size`` ints).
+
+    Returns:
+        (solutions found, nodes, exhausted): ``exhausted`` is True when the whole tree was searched,
+        so the solution count is exact.
+    """
+    n = state[SIZE]
+    cells = n * n
+    length = state.shape[0]
+    depth_max = cells - state[FILLED] + 1
+    states = np.empty((depth_max, length), dtype=np.int64)
+    values = np.empty((depth_max, n), dtype=np.int64)
+    nvalues = np.zeros(depth_max, dtype=np.int64)
+    pos = np.zeros(depth_max, dtype=np.int64)
+    cell_of = np.zeros(depth_max, dtype=np.int64)
+    found = 0
+    nodes = 0
+    states[0, :] = state
+    top = 0
+    fresh = True  # states[top] has not been expanded yet
+    while top >= 0:
+        s = states[top]
+        if fresh:
+            fresh = False
+            if s[DEAD] != 0:
+                top -= 1
+                continue
+            if s[FILLED] == cells:
+                if found == 0:
+                    solution[:] = s[HEADER : HEADER + cells]
+                found += 1
+                if found >= max_solutions:
+                    return found, nodes, False
+                top -= 1
+                continue
+            c = mrv_cell(s)
+            d = s[HEADER + cells + c]
+            k = 0
+            for v in range(n):
+                if d & (1 << v):
+                    values[top, k] = v + 1
+                    k += 1
+            if randomize:
+                for i in range(k - 1, 0, -1):
+                    j = rng_below(rng, i + 1)
+                    t = values[top, i]
+                    values[top, i] = values[top, j]
+                    values[top, j] = t
+            nvalues[top] = k
+            pos[top] = 0
+            cell_of[top] = c
+        if pos[top] >= nvalues[top]:
+            top -= 1
+            continue
+        if nodes >= node_limit:
+            return found, nodes, False
+        v = values[top, pos[top]]
+        pos[top] += 1
+        states[top + 1, :] = states[top]
+        child = states[top + 1]
+        assign(child, cell_of[top], v)
+        child[MOVES] += 1
+        nodes += 1
+        top += 1
+        fresh = True
+    return found, nodes, True
+
+
+def workspace(state: np.ndarray) -> np.ndarray:
+    """The scratch array of the kernels: room for every action of the grid."""
+    n = int(state[SIZE])
+    return np.zeros(n * n * n, dtype=np.int64)
+
+
+def make_kernel(size: int) -> Kernel:
+    """The compiled rules of a ``size`` x ``size`` grid.
+
+    One kernel serves both sizes and both branching modes (they are in the state), so one compiled
+    search serves them all.
+    """
+    box_side(size)
+    return Kernel(
+        name="sudoku",
+        legal=legal,
+        play=play,
+        playout=playout,
+        score=score,
+        workspace=workspace,
+        max_moves=size * size,
+        max_actions=size * size * size,
+        policies=dict(POLICIES),
+    )
+
+
+# -- states, text and generation ------------------------------------------------------------------
+
+
+def _where(index: int, size: int) -> str:
+    return f"row {index // size + 1}, column {index % size + 1}"
+
+
+def new_state(grid: np.ndarray, branching: str = "mrv") -> np.ndarray:
+    """The state of a puzzle: givens placed, domains forward-checked.
+
+    Args:
+        grid: ``size * size`` values (any shape), 0 for an empty cell.
+        branching: ``"mrv"`` or ``"all"`` (see the module docstring).
+
+    Raises:
+        ValueError: a value out of range or two equal givens in a row, column or box (the message
+            names both positions, rows and columns counted from 1), or an unknown branching.
+    """
+    values = np.asarray(grid, dtype=np.int64).ravel()
+    cells = values.shape[0]
+    size = int(round(cells**0.5))
+    if size * size != cells:
+        raise ValueError(f"a Sudoku grid has 81 or 256 cells, got {cells}")
+    b = box_side(size)
+    if branching not in BRANCHINGS:
+        raise ValueError(f"branching must be one of {sorted(BRANCHINGS)}, got {branching!r}")
+    state = np.zeros(HEADER + 3 * cells, dtype=np.int64)
+    state[SIZE], state[BOX], state[BRANCH] = size, b, BRANCHINGS[branching]
+    state[HEADER + cells : HEADER + 2 * cells] = (1 << size) - 1
+    state[HEADER + 2 * cells :] = size
+    seen: dict[tuple[str, int, int], int] = {}
+    for i, v in enumerate(values.tolist()):
+        if v == 0:
+            continue
+        if not 1 <= v <= size:
+            raise ValueError(f"value {v} at {_where(i, size)} is outside 1..{size}")
+        r, c = divmod(i, size)
+        for unit in (("row", r), ("column", c), ("box", (r // b) * b + c // b)):
+            key = (unit[0], unit[1], v)
+            if key in seen:
+                raise ValueError(
+                    f"given {SYMBOLS[v - 1]} at {_where(i, size)} repeats the "
+                    f"{SYMBOLS[v - 1]} at {_where(seen[key], size)} in the same {unit[0]}"
+                )
+            seen[key] = i
+    for i, v in enumerate(values.tolist()):
+        if v:
+            assign(state, i, v)
+    return state
+
+
+def parse(text: str, size: int | None = None) -> np.ndarray:
+    """Reads a puzzle from text (see the module docstring for the format).
+
+    Args:
+        text: 81 or 256 symbols, whitespace ignored.
+        size: 9 or 16 to require that size; by default it follows from the length.
+
+    Returns:
+        The grid, ``size`` x ``size`` int64, 0 for an empty cell.
+
+    Raises:
+        ValueError: wrong length, or a bad symbol (naming its row, column and the symbol).
+    """
+    symbols = "".join(text.split())
+    if size is None:
+        size = 9 if len(symbols) == 81 else 16 if len(symbols) == 256 else 0
+    if size not in (9, 16) or len(symbols) != size * size:
+        want = "81 or 256" if size not in (9, 16) else str(size * size)
+        raise ValueError(f"a Sudoku puzzle has {want} symbols, got {len(symbols)}")
+    grid = np.zeros(size * size, dtype=np.int64)
+    for i, ch in enumerate(symbols):
+        if ch in ".0":
+            continue
+        v = SYMBOLS.find(ch.upper()) + 1
+        if not 1 <= v <= size:
+            raise ValueError(
+                f"bad symbol {ch!r} at {_where(i, size)}: use '.' or '0' for empty and "
+                f"{SYMBOLS[:size]} for values"
+            )
+        grid[i] = v
+    return grid.reshape(size, size)
+
+
+def to_text(grid: np.ndarray) -> str:
+    """One line of ``size * size`` symbols, ``.`` for empty: the inverse of :func:`parse`."""
+    return "".join("." if v == 0 else SYMBOLS[v - 1] for v in np.asarray(grid).ravel().tolist())
+
+
+def format_grid(grid: np.ndarray) -> str:
+    """The grid as text, one row a line, boxes separated by ``|`` and ``-`` (``.`` for empty)."""
+    values = np.asarray(grid).ravel()
+    size = int(round(len(values) ** 0.5))
+    b = box_side(size)
+    lines = []
+    for r in range(size):
+        if r and r % b == 0:
+            lines.append("-+-".join(["-" * (2 * b - 1)] * b))
+        row = [to_text(values[r * size + c : r * size + c + 1]) for c in range(size)]
+        lines.append(" | ".join(" ".join(row[i : i + b]) for i in range(0, size, b)))
+    return "\n".join(lines)
+
+
+def grid_of(state: np.ndarray) -> np.ndarray:
+    """The grid values of a state, ``size`` x ``size``, 0 for empty."""
+    n = int(state[SIZE])
+    return state[HEADER : HEADER + n * n].reshape(n, n).copy()
+
+
+def is_valid_solution(grid: np.ndarray) -> bool:
+    """True when the grid is full and every row, column and box holds each value once."""
+    g = np.asarray(grid).reshape(-1)
+    size = int(round(len(g) ** 0.5))
+    b = box_side(size)
+    g = g.reshape(size, size)
+    want = np.arange(1, size + 1)
+    boxes = g.reshape(b, b, b, b).transpose(0, 2, 1, 3).reshape(size, size)
+    return all(np.array_equal(np.sort(unit), want) for grid2 in (g, g.T, boxes) for unit in grid2)
+
+
+def solve(
+    grid: np.ndarray,
+    *,
+    seed: int | None = None,
+    max_solutions: int = 1,
+    node_limit: int = 10**9,
+) -> tuple[np.ndarray | None, int, int, bool]:
+    """Solves a puzzle by depth-first forward checking (see :func:`dfs`).
+
+    Args:
+        grid: the puzzle (0 for empty).
+        seed: values in random order from this seed; None for increasing order.
+        max_solutions: stop after this many solutions (counts them up to that).
+        node_limit: stop after this many assignments.
+
+    Returns:
+        (first solution or None, solutions counted, nodes, exhausted).
+    """
+    state = new_state(grid)
+    n = int(state[SIZE])
+    out = np.zeros(n * n, dtype=np.int64)
+    rng = rng_state(0 if seed is None else seed)
+    found, nodes, exhausted = dfs(state, rng, seed is not None, max_solutions, node_limit, out)
+    return (out.reshape(n, n) if found else None), int(found), int(nodes), bool(exhausted)
+
+
+def random_grid(size: int, seed: int) -> np.ndarray:
+    """A random complete grid: randomized forward checking from the empty grid, with restarts.
+
+    Args:
+        size: 9 or 16.
+        seed: decides the grid.
+    """
+    empty = np.zeros(size * size, dtype=np.int64)
+    state = new_state(empty)
+    out = np.zeros(size * size, dtype=np.int64)
+    rng = rng_state(seed)
+    while True:
+        found, _, _ = dfs(state, rng, True, 1, 20 * size * size, out)
+        if found:
+            return out.reshape(size, size)
+
+
+def generate(size: int, empty_fraction: float, np_random: np.random.Generator) -> np.ndarray:
+    """A puzzle: a random complete grid with ``round(empty_fraction * size**2)`` cells emptied.
+
+    Args:
+        size: 9 or 16.
+        empty_fraction: the share of cells emptied, in [0, 1].
+        np_random: the source of randomness (the env's ``np_random``).
+
+    Raises:
+        ValueError: an ``empty_fraction`` outside [0, 1].
+    """
+    if not 0.0 <= empty_fraction <= 1.0:
+        raise ValueError(f"empty_fraction must be in [0, 1], got {empty_fraction!r}")
+    box_side(size)
+    grid = random_grid(size, int(np_random.integers(0, 2**63 - 1))).ravel()
+    holes = np_random.choice(
+        size * size, size=int(round(empty_fraction * size * size)), replace=False
+    )
+    grid[holes] = 0
+    return grid.reshape(size, size)
