@@ -106,9 +106,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     if not args.quiet:
         sys.stderr.write(f"solving {env_id} {env_kwargs or ''} with {agent.name} {params}\n")
+    time_limit = args.time
+    if args.game == "sudoku" and time_limit is None and args.playouts is None:
+        time_limit = 3600.0  # restart until the grid is solved (max_score), as in the paper
     start = time.perf_counter()
     try:
-        result = agent.search(env, time_limit=args.time, playouts=args.playouts, callback=callback)
+        result = agent.search(env, time_limit=time_limit, playouts=args.playouts, callback=callback)
     except (
         KeyboardInterrupt
     ):  # outside the search loop (e.g. while compiling): nothing better to save
@@ -124,14 +127,52 @@ def cmd_solve(args: argparse.Namespace) -> int:
         f"score {result.score:g} in {len(result.actions)} moves ({result.playouts:,} playouts, "
         f"{result.seconds:.1f} s, stopped: {result.stopped}); record written to {out}"
     )
-    if hasattr(env.unwrapped, "solution_text") and args.game == "sudoku":
-        print(env.unwrapped.solution_text(result.actions))
+    if args.game == "sudoku":
+        from mc_envs.games.sudoku import format_grid
+
+        for action in result.actions:
+            env.step(action)
+        state = "solved" if env.unwrapped.solved else "not solved"
+        print(f"{state}:\n{format_grid(env.unwrapped.grid)}")
     return 130 if result.stopped == "interrupt" else 0
+
+
+def _is_morpion_record(path: str) -> bool:
+    """MSR JSON (a "moves" list and no mc-envs "format") or PentaSol text (not JSON)."""
+    import json
+
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not text.lstrip().startswith("{"):
+        return bool(text.strip())
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(doc, dict) and "format" not in doc and "moves" in doc
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from mc_envs.records import RecordError, read_record, verify_record
 
+    if _is_morpion_record(args.file):
+        from mc_envs import morpion_records
+
+        try:
+            record = morpion_records.read_record(args.file)
+        except (OSError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        variant = args.variant or record.variant or "5T"
+        try:
+            score = morpion_records.verify_record(args.file, variant=variant)
+        except ValueError as exc:
+            print(f"{exc}", file=sys.stderr)
+            return 1
+        print(f"{args.file}: certified: Morpion {variant} record of {score} moves")
+        return 0
     try:
         record = read_record(args.file)
     except RecordError as exc:
@@ -190,8 +231,11 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--quiet", action="store_true")
     solve.set_defaults(func=cmd_solve)
 
-    verify = sub.add_parser("verify", help="replay a record and certify its score")
+    verify = sub.add_parser(
+        "verify", help="replay a record (mc-envs solution, Morpion MSR or PentaSol) and certify it"
+    )
     verify.add_argument("file")
+    verify.add_argument("--variant", choices=["5D", "5T"], help="Morpion rules to check against")
     verify.set_defaults(func=cmd_verify)
 
     warmup = sub.add_parser("warmup", help="compile and cache the kernels and searches")

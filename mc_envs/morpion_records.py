@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from mc_envs.games import morpion as rules
+from mc_envs.records import write_atomic
 
 DIRECTIONS = rules.DIRECTION_NAMES  # ("H", "V", "DN", "DP"), indices of the kernel
 PENTASOL_GLYPHS = {"H": "-", "V": "|", "DN": "\\", "DP": "/"}
@@ -115,17 +115,6 @@ def read_msr(path: str | os.PathLike) -> MorpionRecord:
     return MorpionRecord(variant, moves, meta)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_msr(
     path: str | os.PathLike, variant: str, moves: Sequence[MorpionMove], **meta: Any
 ) -> None:
@@ -135,7 +124,7 @@ def write_msr(
     doc: dict[str, Any] = {"version": "0.1", "variant": variant, "score": len(moves)}
     doc.update(meta)
     doc["moves"] = [{"x": m.x, "y": m.y, "dir": m.dir, "pos": m.pos} for m in moves]
-    _write_atomic(Path(path), json.dumps(doc, indent=2) + "\n")
+    write_atomic(path, json.dumps(doc, indent=2) + "\n")
 
 
 # -- PentaSol text ----------------------------------------------------------------------------
@@ -203,7 +192,7 @@ def write_pentasol(
         k = 2 - m.pos
         offset = f"{k:+d}" if k else "0"
         lines.append(f"({m.x + ox},{m.y + oy}) {PENTASOL_GLYPHS[m.dir]} {offset}")
-    _write_atomic(Path(path), "\n".join(lines) + "\n")
+    write_atomic(path, "\n".join(lines) + "\n")
 
 
 # -- loading, converting, verifying -----------------------------------------------------------

@@ -1,0 +1,188 @@
+"""The mc-envs command: solve, verify (ours and Morpion records), bad input, Ctrl-C."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mc_envs.cli import main
+from mc_envs.morpion_records import shipped_record
+
+
+def run(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "mc_envs.cli", *args], capture_output=True, text=True
+    )
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory):
+    out = tmp_path_factory.mktemp("solve") / "s.json"
+    assert (
+        main(
+            [
+                "solve",
+                "samegame",
+                "--position",
+                "3",
+                "--level",
+                "1",
+                "--playouts",
+                "3000",
+                "--quiet",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    return out
+
+
+def test_solve_writes_a_record_that_verifies(solved, capsys):
+    record = json.loads(solved.read_text())
+    assert record["format"] == "mc-envs/solution" and record["env_kwargs"] == {"position": 3}
+    assert record["playouts"] == 3000 and record["agent"]["params"]["policy"] == "tabu"
+    assert main(["verify", str(solved)]) == 0
+    assert f"certified: score {record['score']:g}" in capsys.readouterr().out
+
+
+def test_a_wrong_score_is_named(solved, tmp_path, capsys):
+    record = json.loads(solved.read_text())
+    record["score"] += 1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(record))
+    assert main(["verify", str(bad)]) == 1
+    assert "score differs: the record says" in capsys.readouterr().err
+
+
+def test_an_illegal_move_is_named(solved, tmp_path, capsys):
+    record = json.loads(solved.read_text())
+    record["actions"][4] = 224  # bottom-right cell: never a group's top-left cell after 4 moves
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(record))
+    assert main(["verify", str(bad)]) == 1
+    assert "move 5 (action 224) is illegal" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"format": "mc-envs/solution", ', "not valid JSON (line 1, column"),
+        (
+            '{"format": "mc-envs/solution", "env_id": "mc_envs/Nope-v0", "env_kwargs": {}, "actions": [], "score": 0}',
+            "unknown env 'mc_envs/Nope-v0'",
+        ),
+        (
+            '{"format": "mc-envs/solution", "env_id": "mc_envs/SameGame-v0", "env_kwargs": {}, "actions": [1.5], "score": 0}',
+            "'actions' must be a list of integers",
+        ),
+        (
+            '{"format": "mc-envs/solution", "env_kwargs": {}, "actions": [], "score": 0}',
+            "missing field 'env_id'",
+        ),
+    ],
+)
+def test_bad_record_files_get_one_line_and_exit_2(tmp_path, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    result = run("verify", str(bad))
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("name, score", [("rosin82", 82), ("rosin178", 178), ("bruneau170", 170)])
+def test_morpion_records_verify(name, score, capsys):
+    assert main(["verify", str(shipped_record(name))]) == 0
+    assert f"record of {score} moves" in capsys.readouterr().out
+
+
+def test_a_corrupted_morpion_record_is_rejected_with_its_move_number(tmp_path, capsys):
+    doc = json.loads(shipped_record("rosin82").read_text())
+    doc["moves"][40] = doc["moves"][10]  # move 41 repeats move 11
+    bad = tmp_path / "bad82.json"
+    bad.write_text(json.dumps(doc))
+    assert main(["verify", str(bad)]) == 1
+    assert "move 41 " in capsys.readouterr().err
+
+
+def test_a_5t_record_fails_under_5d_rules(capsys):
+    assert main(["verify", "--variant", "5D", str(shipped_record("rosin178"))]) == 1
+    assert "wrong variant" in capsys.readouterr().err
+
+
+def test_a_bad_board_file_is_a_usage_error(tmp_path, capsys):
+    board = tmp_path / "board.txt"
+    board.write_text("0123\n01x3\n")
+    assert (
+        main(
+            [
+                "solve",
+                "samegame",
+                "--board",
+                str(board),
+                "--quiet",
+                "--out",
+                str(tmp_path / "o.json"),
+            ]
+        )
+        == 2
+    )
+    assert "line 2, column 3: bad symbol 'x'" in capsys.readouterr().err
+
+
+def test_solve_sudoku_prints_the_solved_grid(tmp_path):
+    out = tmp_path / "su.json"
+    result = run(
+        "solve",
+        "sudoku",
+        "--size",
+        "9",
+        "--seed",
+        "4",
+        "--level",
+        "1",
+        "--quiet",
+        "--out",
+        str(out),
+    )
+    assert result.returncode == 0 and "solved:" in result.stdout
+    assert run("verify", str(out)).returncode == 0
+
+
+def test_ctrl_c_saves_the_best_record_and_exits_130(tmp_path):
+    out = tmp_path / "long.json"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mc_envs.cli",
+            "solve",
+            "samegame",
+            "--position",
+            "1",
+            "--level",
+            "4",
+            "--quiet",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 120
+    while not out.exists() and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stdout
+    assert "stopped: interrupt" in stdout
+    assert run("verify", str(out)).returncode == 0
+    assert not [p for p in Path(tmp_path).iterdir() if p.name.endswith(".tmp")]
