@@ -177,3 +177,16 @@ def test_unknown_policy_is_refused():
     env.reset()
     with pytest.raises(ValueError, match="no playout policy 'greedy'"):
         NMCS(level=1, policy="greedy").search(env)
+
+
+def test_a_custom_policy_runs_on_the_generic_path():
+    env = gym.make("mc_envs/SameGame-v0", position=9).unwrapped
+    env.reset()
+
+    def first_group(env):
+        return lambda actions, rng: int(actions[0])
+
+    result = NMCS(level=1, seed=0, policy=first_group).search(env)
+    assert replayed_score(env, result.actions) == result.score > 0
+    again = NMCS(level=1, seed=0, policy=first_group).search(env)
+    assert (again.score, again.actions) == (result.score, result.actions)

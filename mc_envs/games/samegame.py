@@ -115,6 +115,8 @@ def find_groups(s, ws):
             color = b[i]
             if color == 0 or visited[i] == stamp:
                 continue
+            if b[i + 1] != color and b[i + width] != color:
+                continue  # alone: cells above and to the left were scanned already
             visited[i] = stamp
             stack[0] = i
             sp = 1
@@ -278,6 +280,49 @@ def play(s, action, ws):
     s[SCORE] += gain
     s[MOVES] += 1
     return float(gain)
+
+
+_H1 = np.uint64(0x9E3779B97F4A7C15)
+_H2 = np.uint64(0xBF58476D1CE4E5B9)
+_H3 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True, nogil=True)
+def _mix(z):
+    z = (z ^ (z >> np.uint64(30))) * _H2
+    z = (z ^ (z >> np.uint64(27))) * _H3
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def code(s, action, ws):
+    """NRPA's code of the move ``action`` (before it is played): a hash of its colour and the
+    positions of the cells it removes (Rosin 2011, Cazenave), a non-negative int64."""
+    rows = np.int64(s[ROWS])
+    width = np.int64(s[COLS]) + 2
+    padded = (rows + 2) * width
+    b = s[HEADER:]
+    visited = ws[1 : 1 + padded]
+    stack = ws[1 + padded : 1 + 2 * padded]
+    ws[0] += 1
+    stamp = ws[0]
+    cell = padded_index(s, action)
+    color = b[cell]
+    visited[cell] = stamp
+    stack[0] = cell
+    sp = 1
+    h = np.uint64(0)
+    while sp > 0:
+        sp -= 1
+        p = np.uint64(stack[sp])
+        h ^= _mix(p * _H1 + np.uint64(1))
+        for q in (p - np.uint64(1), p + np.uint64(1), p - np.uint64(width), p + np.uint64(width)):
+            if b[q] == color and visited[q] != stamp:
+                visited[q] = stamp
+                stack[sp] = q
+                sp += 1
+    h = _mix(h ^ (np.uint64(color) * _H3))
+    return np.int64(h >> np.uint64(2))
 
 
 @njit(cache=True, nogil=True)
