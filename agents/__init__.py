@@ -1,4 +1,4 @@
-"""Planners over the planning-env contract: NMCS, NRPA, UCT, PUCT and a random baseline.
+"""Planners over the planning-env contract: NMCS, UCT, PUCT and a random baseline.
 
 Each agent uses a game's compiled search when the env carries a kernel, and a plain Python search
 over the contract otherwise; both give the same result for a seed.

@@ -126,8 +126,9 @@ def run_search(
 ) -> tuple[str, float]:
     """Runs ``work()`` in a thread under a time limit, a callback and Ctrl-C.
 
-    The time limit and the callback apply once the search has a first complete result, so a
-    search always returns a sequence unless it is interrupted with Ctrl-C before its first playout.
+    The callback is called once the search has a first result. Searches compile before calling
+    this, so the time limit counts search time only; a limit shorter than one playout may end a
+    search with no result (score ``-inf``, no actions).
 
     Returns:
         (why it stopped, seconds). ``why`` is ``"time"``, ``"callback"`` or ``"interrupt"`` when the
@@ -151,18 +152,16 @@ def run_search(
         while thread.is_alive():
             thread.join(0.02)
             now = time.perf_counter()
-            if best.score[0] == NEG_INF:
-                continue  # the budget starts counting once a first result exists
             if time_limit is not None and now - start >= time_limit and not why:
                 why = "time"
                 control[STOP] = 1
-            if callback is not None and not why:
+            if callback is not None and not why and best.score[0] > NEG_INF:
                 version = int(control[VERSION])
                 improved = version != last_version
                 if improved or now - last_report >= report_every:
                     score, seq = best.read(control)
                     last_version, last_report = version, now
-                    if score > NEG_INF and callback(
+                    if callback(
                         Progress(now - start, score, seq, int(control[PLAYOUTS]), improved)
                     ):
                         why = "callback"

@@ -20,7 +20,8 @@ generator seeded by ``(seed, search number)``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -49,14 +49,18 @@ NODES, EDGES, ROOT = range(3)
 C, MODE, FPU, BACKUP_MAX, NOISE_EPS, TWO_PLAYER = range(6)
 CFG_SIZE = 6
 MODE_UCB, MODE_ALPHAGO, MODE_ALPHAZERO = 0, 1, 2
-DONE, GROW = 0, 1
+DONE, GROW, PAUSE = 0, 1, 2
+# Iterations between returns to Python: a fresh read of the stop flag, which a compiled loop could
+# otherwise keep in a register.
+CHUNK = 512
 
 
 def _tree_search(states, ws, moves, path, policy, rng, control, best_score, best_seq, best_len,
                  max_score, ni, nf, ea, ep, used, norm, cfg, fbuf):
     """Runs iterations from ``states[0]`` (the root node ``used[ROOT]``) until told to stop.
 
-    Returns GROW when the tree needs more room (the caller grows it and calls again), else DONE.
+    Returns GROW when the tree needs more room (the caller grows it and calls again), PAUSE after
+    CHUNK iterations (the caller calls again), else DONE.
     ``fbuf[0]`` holds the root's Dirichlet noise, ``fbuf[1]`` is scratch for priors.
     """
     two_player = cfg[TWO_PLAYER] != 0.0
@@ -67,7 +71,11 @@ def _tree_search(states, ws, moves, path, policy, rng, control, best_score, best
     eps = cfg[NOISE_EPS]
     max_actions = moves.shape[0]
     root = used[ROOT]
+    done = 0
     while control[STOP] == 0:
+        if done == CHUNK:
+            return PAUSE
+        done += 1
         if control[ITERATIONS] >= control[ITERATION_LIMIT]:
             control[STOP] = 4
             break

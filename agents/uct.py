@@ -21,7 +21,8 @@ comparing states), the search continues from that subtree.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -32,13 +33,13 @@ from agents.presets import PRESETS, preset_iterations
 from agents.tree import (
     BACKUP_MAX,
     CFG_SIZE,
-    FPU,
+    EDGE0,
     GROW,
     MODE,
     MODE_UCB,
     NEDGES,
-    EDGE0,
     NOISE_EPS,
+    PAUSE,
     PRIOR,
     PRIOR_CLEAN,
     ROOT,
@@ -203,15 +204,23 @@ class TreeAgent:
         max_score = base.max_score if getattr(base, "max_score", None) is not None else 1.0e300
         control = new_control(playouts, iterations)
         best = Best(max_moves)
+        if two_player:
+            # The runner applies time limits once a result exists; a two-player search always has
+            # one (the move with most visits), so mark it as present from the start.
+            best.score[0] = 0.0
         moves = np.zeros(max_actions, dtype=np.int64)
         path = np.zeros(max_moves + 1, dtype=np.int64)
         rng = self._rng
 
         def work() -> None:
-            while fn(states, ws, moves, path, policy, rng, control, best.score, best.seq, best.length,
-                     max_score, tree.ni, tree.nf, tree.ea, tree.ep, tree.used, tree.norm, cfg,
-                     fbuf) == GROW:
-                tree.grow()
+            while True:
+                code = fn(states, ws, moves, path, policy, rng, control, best.score, best.seq,
+                          best.length, max_score, tree.ni, tree.nf, tree.ea, tree.ep, tree.used,
+                          tree.norm, cfg, fbuf)
+                if code == GROW:
+                    tree.grow()
+                elif code != PAUSE:
+                    return
 
         try:
             why, seconds = run_search(work, control, best, time_limit=time_limit, callback=callback)

@@ -18,6 +18,8 @@ ENVS: dict[str, tuple[str, dict]] = {
         "mc_envs.envs.morpion:MorpionSolitaireEnv",
         {"variant": "5T"},
     ),  # noqa: E501
+    "mc_envs/TicTacToe-v0": ("mc_envs.envs.tictactoe:TicTacToeEnv", {}),
+    "mc_envs/ConnectFour-v0": ("mc_envs.envs.connect_four:ConnectFourEnv", {}),
 }
 
 

@@ -1,0 +1,148 @@
+"""What the two-player envs share: rewards for the mover, two-plane observations, the built-in opponent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+
+from mc_envs.core import PlanningEnv
+
+Opponent = Callable[[Any], int]
+
+
+class TwoPlayerEnv(PlanningEnv):
+    """Base of the two-player envs over a game module ``rules`` (see the subclasses' docstrings).
+
+    Without ``opponent`` the env is the plain alternating game: ``current_player`` says who moves and
+    the reward is for the player who just moved. With ``opponent`` it is a one-agent env: the agent
+    plays ``agent_player`` and the built-in player answers inside ``step``.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 2}
+    rules: ClassVar[Any]
+
+    def __init__(
+        self,
+        opponent: str | Opponent | Any | None = None,
+        agent_player: int = 0,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+        if agent_player not in (0, 1):
+            raise ValueError(f"agent_player must be 0 or 1, got {agent_player!r}")
+        self.render_mode = render_mode
+        self.kernel = self.rules.KERNEL
+        self._config = ()
+        rows, cols = self.rules.ROWS, self.rules.COLS
+        self.action_space = spaces.Discrete(self.kernel.max_actions)
+        self.observation_space = spaces.Box(0, 1, (2, rows, cols), dtype=np.int8)
+        self.agent_player = int(agent_player)
+        self.opponent_spec = opponent
+        self._opponent: Opponent | None = None
+        self._opponent_turn = False
+        self._set_state(self.rules.new_state())
+
+    # -- the game -------------------------------------------------------------------------------
+
+    def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
+        return self.rules.new_state()
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Starts a new game; with an opponent playing first, its first move is already made."""
+        super().reset(seed=seed, options=options)
+        if self.opponent_spec is not None:
+            self._opponent = self._make_opponent(self.opponent_spec)
+            if self.agent_player == 1:
+                self._opponent_move()
+        return self._observation(), self._info()
+
+    def _observation(self) -> np.ndarray:
+        return self.rules.planes(self._state)
+
+    def _info(self) -> dict:
+        return {"action_mask": self.action_masks(), "current_player": self.current_player}
+
+    @property
+    def current_player(self) -> int:
+        """The player to move: 0 (``X``, moves first) or 1 (``O``)."""
+        return int(self._state[self.rules.PLAYER])
+
+    @property
+    def score(self) -> float:
+        """Always 0: two-player games have :meth:`returns`, not a score."""
+        return 0.0
+
+    def returns(self) -> np.ndarray:
+        """OpenSpiel-style returns ``[player 0, player 1]``: +1 win, -1 loss, 0 draw or unfinished."""
+        r = float(self._state[self.rules.RESULT])
+        return np.array([r, -r])
+
+    @property
+    def board(self) -> np.ndarray:
+        """The board (row 0 at the top): 0 empty, 1 player 0's stone, 2 player 1's stone. A copy."""
+        return self.rules.board_of(self._state)
+
+    def _mover_reward(self, mover: int) -> float:
+        r = float(self._state[self.rules.RESULT])
+        return r if mover == 0 else -r
+
+    def step(self, action: Any):
+        """Plays ``action`` for the player to move (and the opponent's answer, if there is one).
+
+        Raises:
+            IllegalActionError: the move is illegal or the game is over; nothing changes.
+        """
+        a = self._check_action(action)
+        mover = self.current_player
+        self.kernel.play(self._state, a, self._ws)
+        self._legal_cache = None
+        terminated = bool(self._state[self.rules.OVER])
+        if self._opponent is not None and not self._opponent_turn and not terminated:
+            self._opponent_move()
+            terminated = bool(self._state[self.rules.OVER])
+        reward = self._mover_reward(mover) if terminated else 0.0
+        return self._observation(), reward, terminated, False, self._info()
+
+    # -- the built-in opponent ------------------------------------------------------------------
+
+    def _opponent_move(self) -> None:
+        self._opponent_turn = True  # a search by the opponent through step() sees the plain game
+        try:
+            a = int(self._opponent(self))
+        finally:
+            self._opponent_turn = False
+        a = self._check_action(a)
+        self.kernel.play(self._state, a, self._ws)
+        self._legal_cache = None
+
+    def _make_opponent(self, spec: Any) -> Opponent:
+        if callable(getattr(spec, "act", None)):
+            return spec.act
+        if callable(spec):
+            return spec
+        if spec == "random":
+            return lambda env: int(env.np_random.choice(env.legal_actions()))
+        if isinstance(spec, str) and (spec == "uct" or spec.startswith("uct-")):
+            from agents import UCT  # lazy: mc_envs never imports agents at module top
+
+            preset = spec[4:] or "medium"
+            agent = UCT.from_preset(preset, seed=int(self.np_random.integers(2**31)))
+            return agent.act
+        raise ValueError(
+            f"opponent must be 'random', 'uct', 'uct-<preset>', an agent with .act(env) or a callable, got {spec!r}"
+        )
+
+    def _ansi(self) -> str:
+        text = self.rules.format_board(self._state)
+        if self._state[self.rules.OVER]:
+            r = int(self._state[self.rules.RESULT])
+            return text + ("draw\n" if r == 0 else f"{'XO'[0 if r > 0 else 1]} wins\n")
+        return text + f"{'XO'[self.current_player]} to move\n"

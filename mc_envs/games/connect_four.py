@@ -1,0 +1,232 @@
+"""Connect Four (7 columns x 6 rows): rules as numba bitboard kernels, ASCII boards, a move prior.
+
+An action is a column, 0..6 from the left; the stone falls to the lowest empty cell. Player 0
+(``X``) moves first; player 1 is ``O``. Four in a row horizontally, vertically or diagonally wins.
+
+Bitboards use 7 bits per column, the top bit of each column a sentinel that stays 0, so that
+shifting by 1 (vertical), 7 (horizontal), 6 and 8 (diagonals) never wraps::
+
+    bit = col * 7 + row          (row 0 at the bottom)
+
+      6 13 20 27 34 41 48        sentinel row
+      5 12 19 26 33 40 47        top row
+      ...
+      0  7 14 21 28 35 42        bottom row
+
+State layout (one flat int64 array; copying it is a complete snapshot)::
+
+    index   meaning
+    0       STONES0   bitboard of player 0's stones
+    1       STONES1   bitboard of player 1's stones
+    2       PLAYER    the player to move (0 or 1)
+    3       MOVES     stones on the board
+    4       OVER      1 once the game has ended
+    5       RESULT    at the end: +1 player 0 won, -1 player 1 won, 0 draw
+    6..12   HEIGHT    stones in column 0..6
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mc_envs._numba import njit
+from mc_envs.core import Kernel
+from mc_envs.rng import rng_below
+
+STONES0, STONES1, PLAYER, MOVES, OVER, RESULT, HEIGHT = range(7)
+LENGTH = HEIGHT + 7
+ROWS, COLS = 6, 7
+POLICIES = {"random": 0}
+SYMBOLS = ".XO"
+# Centre-first weights of the heuristic prior, per column.
+CENTRE_WEIGHTS = np.array([1.0, 2.0, 3.0, 4.0, 3.0, 2.0, 1.0])
+
+
+def new_state() -> np.ndarray:
+    """The empty board, player 0 to move."""
+    return np.zeros(LENGTH, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def has_four(b: int) -> bool:
+    """True if the bitboard holds four in a row."""
+    for s in (1, 7, 6, 8):
+        m = b & (b >> s)
+        if m & (m >> (2 * s)):
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def legal(state: np.ndarray, ws: np.ndarray, out: np.ndarray) -> int:
+    """Writes the columns that are not full, ascending, into ``out``; none once the game is over."""
+    if state[OVER]:
+        return 0
+    n = 0
+    for c in range(COLS):
+        if state[HEIGHT + c] < ROWS:
+            out[n] = c
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
+    """Drops the mover's stone in column ``action`` (legal); returns 1.0 if that move won, else 0.0."""
+    p = state[PLAYER]
+    h = state[HEIGHT + action]
+    stones = state[STONES0 + p] | (np.int64(1) << (action * 7 + h))
+    state[STONES0 + p] = stones
+    state[HEIGHT + action] = h + 1
+    state[MOVES] += 1
+    state[PLAYER] = 1 - p
+    if has_four(stones):
+        state[OVER] = 1
+        state[RESULT] = 1 - 2 * p
+        return 1.0
+    if state[MOVES] == ROWS * COLS:
+        state[OVER] = 1
+        state[RESULT] = 0
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def playout(
+    state: np.ndarray, policy: int, rng: np.ndarray, ws: np.ndarray, seq: np.ndarray, start: int
+) -> int:
+    """Uniform moves to the end: ``actions[rng_below(n)]`` over the sorted legal columns."""
+    count = 0
+    while True:
+        n = legal(state, ws, ws)
+        if n == 0:
+            return count
+        a = ws[rng_below(rng, n)]
+        play(state, a, ws)
+        seq[start + count] = a
+        count += 1
+
+
+@njit(cache=True, nogil=True)
+def score(state: np.ndarray) -> float:
+    """Always 0: a two-player game has returns, not a score."""
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def player(state: np.ndarray) -> int:
+    """The player to move."""
+    return state[PLAYER]
+
+
+@njit(cache=True, nogil=True)
+def returns(state: np.ndarray) -> float:
+    """+1 if player 0 won, -1 if player 1 won, 0 for a draw or an unfinished game."""
+    return float(state[RESULT])
+
+
+@njit(cache=True, nogil=True)
+def heuristic_prior(state: np.ndarray, actions: np.ndarray, n: int, out: np.ndarray) -> None:
+    """A simple move prior over ``actions[:n]`` written to ``out[:n]`` (sums to 1).
+
+    Centre columns weigh more (1, 2, 3, 4, 3, 2, 1); a move that wins at once weighs 100 times
+    more and a move that blocks the opponent's immediate win 50 times more.
+    """
+    p = state[PLAYER]
+    mine, theirs = state[STONES0 + p], state[STONES1 - p]
+    total = 0.0
+    for i in range(n):
+        c = actions[i]
+        bit = np.int64(1) << (c * 7 + state[HEIGHT + c])
+        w = CENTRE_WEIGHTS[c]
+        if has_four(mine | bit):
+            w *= 100.0
+        elif has_four(theirs | bit):
+            w *= 50.0
+        out[i] = w
+        total += w
+    for i in range(n):
+        out[i] /= total
+
+
+def workspace(state: np.ndarray) -> np.ndarray:
+    """Scratch space: the legal-move list of a playout."""
+    return np.zeros(COLS, dtype=np.int64)
+
+
+KERNEL = Kernel(
+    name="connect_four",
+    legal=legal,
+    play=play,
+    playout=playout,
+    score=score,
+    workspace=workspace,
+    max_moves=ROWS * COLS,
+    max_actions=COLS,
+    policies=dict(POLICIES),
+    player=player,
+    returns=returns,
+)
+
+
+# BITS[r, c]: the bit of the cell at row r (0 at the top), column c.
+BITS = np.array([[c * 7 + (ROWS - 1 - r) for c in range(COLS)] for r in range(ROWS)], dtype=np.int64)
+
+
+def board_of(state: np.ndarray) -> np.ndarray:
+    """The board as a (6, 7) int8 array, row 0 at the top: 0 empty, 1 player 0 (X), 2 player 1 (O)."""
+    return (((state[STONES0] >> BITS) & 1) + 2 * ((state[STONES1] >> BITS) & 1)).astype(np.int8)
+
+
+def format_board(state: np.ndarray) -> str:
+    """Six lines of ``X``, ``O`` and ``.`` (top row first) and a line of column numbers."""
+    board = board_of(state)
+    lines = [" ".join(SYMBOLS[v] for v in row) for row in board]
+    return "\n".join(lines + [" ".join(str(c) for c in range(COLS))]) + "\n"
+
+
+def parse_board(text: str) -> np.ndarray:
+    """A state from six lines of seven ``X``/``O``/``.`` (top row first; spaces ignored).
+
+    A trailing line of column digits is allowed. The mover follows from the counts.
+
+    Raises:
+        ValueError: wrong size, unknown symbols, floating stones, or impossible counts.
+    """
+    rows = [line.replace(" ", "") for line in text.strip().splitlines() if line.strip()]
+    if rows and rows[-1].isdigit():
+        rows = rows[:-1]
+    if len(rows) != ROWS or any(len(r) != COLS for r in rows):
+        raise ValueError(f"a Connect Four board is 6 lines of 7 cells, got {rows!r}")
+    state = new_state()
+    for c in range(COLS):
+        column = [rows[ROWS - 1 - r][c] for r in range(ROWS)]  # bottom first
+        for r, ch in enumerate(column):
+            if ch not in SYMBOLS:
+                raise ValueError(f"unknown cell {ch!r}; use X, O or .")
+            if ch == ".":
+                if any(x != "." for x in column[r:]):
+                    raise ValueError(f"column {c} has a stone above an empty cell")
+                break
+            state[STONES0 + SYMBOLS.index(ch) - 1] |= 1 << (c * 7 + r)
+            state[HEIGHT + c] += 1
+    n0, n1 = bin(int(state[STONES0])).count("1"), bin(int(state[STONES1])).count("1")
+    if not 0 <= n0 - n1 <= 1:
+        raise ValueError(f"impossible position: {n0} X and {n1} O")
+    state[MOVES], state[PLAYER] = n0 + n1, n0 - n1
+    won0, won1 = has_four(state[STONES0]), has_four(state[STONES1])
+    if won0 and won1:
+        raise ValueError("impossible position: both players have four in a row")
+    if won0 or won1:
+        state[OVER], state[RESULT] = 1, 1 if won0 else -1
+    elif n0 + n1 == ROWS * COLS:
+        state[OVER] = 1
+    return state
+
+
+def planes(state: np.ndarray) -> np.ndarray:
+    """The observation: (2, 6, 7) int8, row 0 at the top; plane 0 the mover's stones, 1 the opponent's."""
+    p = int(state[PLAYER])
+    out = np.empty((2, ROWS, COLS), dtype=np.int8)
+    out[0] = (state[STONES0 + p] >> BITS) & 1
+    out[1] = (state[STONES1 - p] >> BITS) & 1
+    return out

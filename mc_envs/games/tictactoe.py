@@ -1,0 +1,194 @@
+"""Tic-Tac-Toe: rules as numba bitboard kernels, ASCII boards.
+
+Cells are numbered ``row * 3 + col``, row 0 at the top; bit ``i`` of a bitboard is cell ``i``::
+
+    0 | 1 | 2
+    3 | 4 | 5
+    6 | 7 | 8
+
+Player 0 (``X``) moves first; player 1 is ``O``.
+
+State layout (one flat int64 array; copying it is a complete snapshot)::
+
+    index   meaning
+    0       STONES0   bitboard of player 0's stones
+    1       STONES1   bitboard of player 1's stones
+    2       PLAYER    the player to move (0 or 1)
+    3       MOVES     stones on the board
+    4       OVER      1 once the game has ended
+    5       RESULT    at the end: +1 player 0 won, -1 player 1 won, 0 draw
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mc_envs._numba import njit
+from mc_envs.core import Kernel
+from mc_envs.rng import rng_below
+
+STONES0, STONES1, PLAYER, MOVES, OVER, RESULT = range(6)
+LENGTH = 6
+ROWS = COLS = 3
+CELLS = 9
+FULL = (1 << CELLS) - 1
+POLICIES = {"random": 0}
+SYMBOLS = ".XO"
+
+LINES = np.array(
+    [0b000000111, 0b000111000, 0b111000000,  # rows
+     0b001001001, 0b010010010, 0b100100100,  # columns
+     0b100010001, 0b001010100],  # diagonals
+    dtype=np.int64,
+)
+
+
+def new_state() -> np.ndarray:
+    """The empty board, player 0 to move."""
+    return np.zeros(LENGTH, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def has_line(stones: int) -> bool:
+    """True if the bitboard holds three in a row."""
+    for k in range(8):  # noqa: SIM110 (a plain loop for numba)
+        if stones & LINES[k] == LINES[k]:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def legal(state: np.ndarray, ws: np.ndarray, out: np.ndarray) -> int:
+    """Writes the empty cells, ascending, into ``out``; none once the game is over."""
+    if state[OVER]:
+        return 0
+    occupied = state[STONES0] | state[STONES1]
+    n = 0
+    for i in range(CELLS):
+        if not (occupied >> i) & 1:
+            out[n] = i
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
+    """Puts the mover's stone on cell ``action`` (legal); returns 1.0 if that move won, else 0.0."""
+    p = state[PLAYER]
+    stones = state[STONES0 + p] | (np.int64(1) << action)
+    state[STONES0 + p] = stones
+    state[MOVES] += 1
+    state[PLAYER] = 1 - p
+    if has_line(stones):
+        state[OVER] = 1
+        state[RESULT] = 1 - 2 * p
+        return 1.0
+    if state[MOVES] == CELLS:
+        state[OVER] = 1
+        state[RESULT] = 0
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def playout(
+    state: np.ndarray, policy: int, rng: np.ndarray, ws: np.ndarray, seq: np.ndarray, start: int
+) -> int:
+    """Uniform moves to the end: ``actions[rng_below(n)]`` over the sorted legal moves."""
+    count = 0
+    while True:
+        n = legal(state, ws, ws)
+        if n == 0:
+            return count
+        a = ws[rng_below(rng, n)]
+        play(state, a, ws)
+        seq[start + count] = a
+        count += 1
+
+
+@njit(cache=True, nogil=True)
+def score(state: np.ndarray) -> float:
+    """Always 0: a two-player game has returns, not a score."""
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def player(state: np.ndarray) -> int:
+    """The player to move."""
+    return state[PLAYER]
+
+
+@njit(cache=True, nogil=True)
+def returns(state: np.ndarray) -> float:
+    """+1 if player 0 won, -1 if player 1 won, 0 for a draw or an unfinished game."""
+    return float(state[RESULT])
+
+
+def workspace(state: np.ndarray) -> np.ndarray:
+    """Scratch space: the legal-move list of a playout."""
+    return np.zeros(CELLS, dtype=np.int64)
+
+
+KERNEL = Kernel(
+    name="tictactoe",
+    legal=legal,
+    play=play,
+    playout=playout,
+    score=score,
+    workspace=workspace,
+    max_moves=CELLS,
+    max_actions=CELLS,
+    policies=dict(POLICIES),
+    player=player,
+    returns=returns,
+)
+
+
+def board_of(state: np.ndarray) -> np.ndarray:
+    """The board as a (3, 3) int8 array: 0 empty, 1 player 0 (X), 2 player 1 (O)."""
+    cells = np.arange(CELLS)
+    board = ((state[STONES0] >> cells) & 1) + 2 * ((state[STONES1] >> cells) & 1)
+    return board.reshape(ROWS, COLS).astype(np.int8)
+
+
+def format_board(state: np.ndarray) -> str:
+    """The board as three lines of ``X``, ``O`` and ``.``."""
+    board = board_of(state)
+    return "\n".join(" ".join(SYMBOLS[v] for v in row) for row in board) + "\n"
+
+
+def parse_board(text: str) -> np.ndarray:
+    """A state from three lines of ``X``/``O``/``.`` (spaces ignored); the mover follows from the counts.
+
+    Raises:
+        ValueError: wrong size, unknown symbols, or impossible stone counts.
+    """
+    rows = [line.replace(" ", "") for line in text.strip().splitlines() if line.strip()]
+    if len(rows) != ROWS or any(len(r) != COLS for r in rows):
+        raise ValueError(f"a Tic-Tac-Toe board is 3 lines of 3 cells, got {rows!r}")
+    state = new_state()
+    for i, ch in enumerate("".join(rows)):
+        if ch not in SYMBOLS:
+            raise ValueError(f"unknown cell {ch!r}; use X, O or .")
+        if ch != ".":
+            state[STONES0 + SYMBOLS.index(ch) - 1] |= 1 << i
+    n0, n1 = bin(int(state[STONES0])).count("1"), bin(int(state[STONES1])).count("1")
+    if not 0 <= n0 - n1 <= 1:
+        raise ValueError(f"impossible position: {n0} X and {n1} O")
+    state[MOVES], state[PLAYER] = n0 + n1, n0 - n1
+    won0, won1 = has_line(state[STONES0]), has_line(state[STONES1])
+    if won0 and won1:
+        raise ValueError("impossible position: both players have three in a row")
+    if won0 or won1:
+        state[OVER], state[RESULT] = 1, 1 if won0 else -1
+    elif n0 + n1 == CELLS:
+        state[OVER] = 1
+    return state
+
+
+def planes(state: np.ndarray) -> np.ndarray:
+    """The observation: (2, 3, 3) int8, plane 0 the mover's stones, plane 1 the opponent's."""
+    p = int(state[PLAYER])
+    cells = np.arange(CELLS)
+    mine = (state[STONES0 + p] >> cells) & 1
+    theirs = (state[STONES1 - p] >> cells) & 1
+    return np.stack([mine, theirs]).reshape(2, ROWS, COLS).astype(np.int8)

@@ -1,0 +1,84 @@
+"""UCT: compiled and generic paths agree, budgets, tree reuse, presets, one-player puzzles."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import mc_envs  # noqa: F401
+from agents import UCT
+from agents.presets import PRESETS
+
+
+def make(env_id: str, **kwargs):
+    env = gym.make(env_id, **kwargs).unwrapped
+    env.reset(seed=0)
+    return env
+
+
+@pytest.mark.parametrize("env_id", ["mc_envs/TicTacToe-v0", "mc_envs/ConnectFour-v0"])
+def test_compiled_and_generic_agree(env_id: str) -> None:
+    env = make(env_id)
+    env.step(int(env.legal_actions()[1]))
+    before = env.clone_state()
+    fast = UCT(iterations=250, seed=5).search(env)
+    slow = UCT(iterations=250, seed=5, compiled=False).search(env)
+    assert env.clone_state() == before  # the search leaves the env as it was
+    assert np.array_equal(fast.root_visits, slow.root_visits)
+    assert np.allclose(fast.root_values, slow.root_values)
+    assert fast.actions == slow.actions and fast.score == slow.score
+    assert fast.iterations == slow.iterations == 250 and fast.stopped == "iterations"
+
+
+def test_one_player_samegame_compiled_and_generic_agree() -> None:
+    board = "1122\n2211\n1212\n3311"
+    env = make("mc_envs/SameGame-v0", board=board)
+    for backup in ("mean", "max"):
+        fast = UCT(iterations=120, seed=3, backup=backup).search(env)
+        slow = UCT(iterations=120, seed=3, backup=backup, compiled=False).search(env)
+        assert fast.actions == slow.actions and fast.score == slow.score
+        assert np.array_equal(fast.root_visits, slow.root_visits)
+        # the best sequence replays to its score
+        replay = make("mc_envs/SameGame-v0", board=board)
+        for a in fast.actions:
+            replay.step(a)
+        assert replay.score == fast.score and len(replay.legal_actions()) == 0
+
+
+def test_uct_on_samegame_position_improves_on_a_playout() -> None:
+    env = make("mc_envs/SameGame-v0", position=1)
+    result = UCT(iterations=3000, seed=1, backup="max").search(env)
+    assert result.score > 600 and result.playouts == 3000
+
+
+def test_tree_reuse_continues_from_the_subtree() -> None:
+    env = make("mc_envs/ConnectFour-v0")
+    agent = UCT(iterations=2000, seed=0)
+    a = agent.act(env)
+    env.step(a)
+    reply = int(env.legal_actions()[0])
+    env.step(reply)
+    result = agent.search(env, iterations=10)
+    assert result.root_visits.sum() > 10  # statistics carried over from the previous search
+    fresh = UCT(iterations=10, seed=0, reuse=False).search(env)
+    assert fresh.root_visits.sum() <= 10
+
+
+def test_time_budget_and_presets() -> None:
+    env = make("mc_envs/ConnectFour-v0")
+    result = UCT(seed=0).search(env, time_limit=0.2)
+    assert result.stopped == "time" and result.iterations > 100
+    agent = UCT.from_preset("easy", seed=0)
+    assert agent.iterations == PRESETS["easy"]
+    assert agent.search(env).iterations == PRESETS["easy"]
+    with pytest.raises(ValueError):
+        UCT.from_preset("godlike")
+
+
+def test_search_at_the_end_raises() -> None:
+    env = make("mc_envs/TicTacToe-v0")
+    for a in (0, 3, 1, 4, 2):
+        env.step(a)
+    with pytest.raises(ValueError, match="over"):
+        UCT(iterations=10).search(env)
