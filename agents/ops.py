@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs._numba import instantiate
+from mc_envs._numba import instantiate, njit
 from mc_envs.core import Kernel, random_policy
 from mc_envs.rng import Rng
 
@@ -49,6 +49,16 @@ def _returns(states, i):
     return k_returns(states[i])  # noqa: F821
 
 
+def _code(states, i, action, ws):
+    return k_code(states[i], action, ws)  # noqa: F821
+
+
+@njit(cache=True, nogil=True)
+def action_code(state, action, ws):
+    """The default move code (NRPA): the action itself."""
+    return np.int64(action)
+
+
 _compiled_ops: dict[str, dict[str, Any]] = {}
 
 
@@ -61,6 +71,7 @@ def compiled_ops(kernel: Kernel) -> dict[str, Any]:
             "k_play": kernel.play,
             "k_playout": kernel.playout,
             "k_score": kernel.score,
+            "k_code": kernel.code if getattr(kernel, "code", None) is not None else action_code,
         }
         if kernel.player is not None:
             bind["k_player"] = kernel.player
@@ -71,6 +82,7 @@ def compiled_ops(kernel: Kernel) -> dict[str, Any]:
             "play": instantiate(_play, kernel.name, **bind),
             "playout": instantiate(_playout, kernel.name, **bind),
             "score": instantiate(_score, kernel.name, **bind),
+            "code": instantiate(_code, kernel.name, **bind),
         }
         if kernel.player is not None:
             ops["player"] = instantiate(_player, kernel.name, **bind)
@@ -175,6 +187,12 @@ def _py_score(states: EnvStates, i: int) -> float:
     return float(states.use(i).score)
 
 
+def _py_code(states: EnvStates, i: int, action: int, ws: Any) -> int:
+    env = states.use(i)
+    move_code = getattr(env, "move_code", None)
+    return int(move_code(int(action))) if move_code is not None else int(action)
+
+
 def _py_player(states: EnvStates, i: int) -> int:
     return int(states.use(i).current_player)
 
@@ -192,6 +210,7 @@ GENERIC_OPS = {
     "score": _py_score,
     "player": _py_player,
     "returns": _py_returns,
+    "code": _py_code,
 }
 
 

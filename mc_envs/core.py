@@ -136,6 +136,8 @@ class Kernel:
     ``workspace(state)`` (plain Python) returns the scratch array ``ws`` that the functions share.
     Two-player games also give ``player(state) -> 0 or 1`` (the player to move) and
     ``returns(state) -> float`` (at the end: +1 if player 0 won, -1 if player 1 won, 0 for a draw).
+    A game may give ``code(state, action, ws) -> int >= 0``, the move's code for NRPA's policy,
+    computed before the action is played; without it the code is the action.
 
     Attributes:
         name: unique among kernels; names the cached compiled searches.
@@ -155,6 +157,7 @@ class Kernel:
     policies: dict[str, int]
     player: Any = None
     returns: Any = None
+    code: Any = None
 
 
 class PlanningEnv(gym.Env):
@@ -202,6 +205,12 @@ class PlanningEnv(gym.Env):
             n = self.kernel.legal(self._state, self._ws, self._out)
             self._legal_cache = self._out[:n].copy()
         return self._legal_cache
+
+    def move_code(self, action: int) -> int:
+        """The code of a legal action in the current state (NRPA's policy key); the action by default."""
+        if self.kernel.code is None:
+            return int(action)
+        return int(self.kernel.code(self._state, int(action), self._ws))
 
     def action_masks(self) -> np.ndarray:
         """A bool mask over the action space, True exactly at :meth:`legal_actions`."""
@@ -284,10 +293,25 @@ class PlanningEnv(gym.Env):
         )
 
     def render(self):
-        """Renders as set by ``render_mode`` (``"ansi"`` returns text)."""
+        """Renders as set by ``render_mode``: ``"ansi"`` returns text, ``"rgb_array"`` an
+        ``H x W x 3`` uint8 frame drawn offscreen, ``"human"`` shows the state in a window at
+        ``metadata["render_fps"]``. The pygame modes import :mod:`render` (and pygame) only now;
+        without pygame they raise ImportError naming ``pip install "mc-envs[render]"``."""
         if self.render_mode == "ansi":
             return self._ansi()
+        if self.render_mode in ("rgb_array", "human"):
+            from render import render_env  # lazy: mc_envs never imports pygame at module top
+
+            return render_env(self)
         return None
+
+    def close(self) -> None:
+        """Closes the ``"human"`` window, if one was opened."""
+        if getattr(self, "_render_window", None) is not None:
+            from render import close_env
+
+            close_env(self)
+        super().close()
 
     def _ansi(self) -> str:
         raise NotImplementedError

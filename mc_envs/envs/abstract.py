@@ -12,13 +12,16 @@ from mc_envs.games import abstract as rules
 class _TreeEnv(PlanningEnv):
     """A walk of ``depth`` left/right moves down a binary tree (see the subclasses)."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
     _kind: str
 
     def __init__(self, depth: int = 10, render_mode: str | None = None) -> None:
         super().__init__()
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
         rules.new_state(self._kind, depth)  # validates
         self.depth = int(depth)
         self.render_mode = render_mode

@@ -67,7 +67,7 @@ class MorpionSolitaireEnv(PlanningEnv):
     - v0: first version.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
     game = "MorpionSolitaire"
 
     def __init__(
@@ -76,8 +76,11 @@ class MorpionSolitaireEnv(PlanningEnv):
         super().__init__()
         if variant not in rules.VARIANTS:
             raise ValueError(f"variant must be '5D' or '5T', got {variant!r}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
         size = int(size)
         rules.empty_state(variant, size)  # validates the size
         self.variant = variant

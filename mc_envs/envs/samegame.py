@@ -24,6 +24,7 @@ def _kernel(rows: int, cols: int) -> Kernel:
         max_moves=rows * cols // 2 + 1,
         max_actions=rows * cols,
         policies=dict(sg.POLICIES),
+        code=sg.code,
     )
 
 
@@ -94,7 +95,7 @@ class SameGameEnv(PlanningEnv):
     - v0: first version.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
     game = "SameGame"
     default_policy = "tabu"
 

@@ -89,7 +89,7 @@ class SudokuEnv(PlanningEnv):
     - v0: first version.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
     game = "Sudoku"
     default_policy = "mrv"
 
@@ -107,8 +107,11 @@ class SudokuEnv(PlanningEnv):
             raise ValueError(
                 f"branching must be one of {sorted(rules.BRANCHINGS)}, got {branching!r}"
             )
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
         if empty_fraction is None:
             empty_fraction = 0.5 if size == 9 else 0.66
         if not 0.0 <= empty_fraction <= 1.0:

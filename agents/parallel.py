@@ -1,0 +1,387 @@
+"""Parallel and distributed search: ``workers=N`` on any agent, over local processes or Ray.
+
+Root parallelism: ``N`` independent searches of the same agent from the same state, each with a seed
+derived from the agent's seed (:func:`worker_seed`), the best result kept. Playout and iteration
+budgets are split between the workers (so a budget means the same total work), the time limit
+applies to each. Workers report every improvement and their playout counts as they go, so the
+master shows live progress, honours its callback and Ctrl-C, and returns the best found so far.
+
+Backends: ``"local"`` runs the workers as processes of the ``spawn`` context (numba-compiled
+searches load from the on-disk cache in the children); ``"ray"`` runs them as Ray tasks, on the
+cluster at ``address`` or on the local Ray (started if none is running). A worker's result depends
+only on its seed and budget, so both backends give the same result for the same seeds.
+
+Any agent class gains the ``workers``/``backend``/``address`` keywords with :func:`accepts_workers`;
+with ``workers=1`` (the default) its search is unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import multiprocessing as mp
+import queue
+import time
+import traceback
+from typing import Any
+
+from agents.base import NEG_INF, Progress, SearchResult
+from mc_envs.rng import rng_state
+
+BACKENDS = ("local", "ray")
+REPORT_EVERY = 0.5
+
+
+def worker_seed(seed: int, index: int) -> int:
+    """The seed of worker ``index`` of an agent seeded with ``seed`` (unrelated streams)."""
+    return int(rng_state((int(seed) << 16) ^ (index + 1))[0]) & 0x7FFFFFFFFFFFFFFF
+
+
+def check_parallel(workers: int, backend: str) -> None:
+    """Validates the parallel keywords.
+
+    Raises:
+        ValueError: ``workers`` below 1 or an unknown backend.
+    """
+    if int(workers) < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+
+
+def accepts_workers(cls: type) -> type:
+    """Gives an agent class the ``workers``, ``backend`` and ``address`` constructor keywords.
+
+    With ``workers > 1`` its ``search`` runs :func:`parallel_search`; otherwise it is unchanged.
+    Applying it twice is harmless.
+    """
+    if cls.__dict__.get("_accepts_workers", False):
+        return cls
+    init, search = cls.__init__, cls.search
+
+    @functools.wraps(init)
+    def __init__(self, *args, workers: int = 1, backend: str = "local", address=None, **kwargs):
+        init(self, *args, **kwargs)
+        check_parallel(workers, backend)
+        self.workers, self.backend, self.address = int(workers), backend, address
+
+    @functools.wraps(search)
+    def parallel_or_not(self, env, **kwargs):
+        if getattr(self, "workers", 1) > 1:
+            return parallel_search(self, env, **kwargs)
+        return search(self, env, **kwargs)
+
+    cls.__init__ = __init__
+    cls.search = parallel_or_not
+    cls._accepts_workers = True
+    return cls
+
+
+def _split(total: int | None, parts: int, index: int) -> int | None:
+    if total is None:
+        return None
+    return total // parts + (1 if index < total % parts else 0)
+
+
+def worker_agents(agent: Any) -> list[Any]:
+    """Copies of ``agent`` with ``workers=1`` and the derived seeds."""
+    clones = []
+    for i in range(agent.workers):
+        clone = copy.copy(agent)
+        clone.workers = 1
+        clone.seed = worker_seed(agent.seed, i)
+        clones.append(clone)
+    return clones
+
+
+def _result_dict(result: SearchResult) -> dict:
+    return {
+        "score": float(result.score),
+        "actions": [int(a) for a in result.actions],
+        "playouts": int(result.playouts),
+        "seconds": float(result.seconds),
+        "iterations": int(result.iterations),
+        "stopped": result.stopped,
+    }
+
+
+def run_worker(agent: Any, env: Any, budgets: dict, index: int, channel: Any) -> dict:
+    """Runs one worker's search, reporting progress to ``channel``; returns its result as a dict."""
+    last = [0.0]
+
+    def report(progress: Progress) -> bool:
+        now = time.perf_counter()
+        if progress.improved:
+            channel.put(("best", index, progress.best_score, progress.best_actions))
+        if progress.improved or now - last[0] >= REPORT_EVERY:
+            last[0] = now
+            channel.put(("count", index, progress.playouts))
+        return channel.stopped()
+
+    try:
+        result = agent.search(env, callback=report, **budgets)
+        out = _result_dict(result)
+        channel.put(("done", index, out))
+        return out
+    except BaseException:  # reported to the master, which re-raises
+        channel.put(("error", index, traceback.format_exc()))
+        raise
+
+
+# -- local processes ------------------------------------------------------------------------------
+
+
+class _LocalChannel:
+    """The worker's side of a local run: a queue of messages and a stop event."""
+
+    def __init__(self, messages: Any, stop: Any) -> None:
+        self.messages, self.stop = messages, stop
+
+    def put(self, message: tuple) -> None:
+        self.messages.put(message)
+
+    def stopped(self) -> bool:
+        return self.stop.is_set()
+
+
+def _local_main(agent, env, budgets, index, messages, stop) -> None:
+    with contextlib.suppress(BaseException):  # failures are reported to the master
+        run_worker(agent, env, budgets, index, _LocalChannel(messages, stop))
+
+
+class _LocalPool:
+    def __init__(self, agents: list, env: Any, budgets: list[dict]) -> None:
+        ctx = mp.get_context("spawn")
+        self.messages = ctx.Queue()
+        self.event = ctx.Event()
+        self.procs = [
+            ctx.Process(
+                target=_local_main,
+                args=(a, env, b, i, self.messages, self.event),
+                name=f"mc-envs-worker-{i}",
+                daemon=True,
+            )
+            for i, (a, b) in enumerate(zip(agents, budgets))
+        ]
+        for p in self.procs:
+            p.start()
+
+    def drain(self, timeout: float) -> list[tuple]:
+        out = []
+        try:
+            out.append(self.messages.get(timeout=timeout))
+            while True:
+                out.append(self.messages.get_nowait())
+        except queue.Empty:
+            pass
+        return out
+
+    def stop(self) -> None:
+        self.event.set()
+
+    def alive(self) -> list[bool]:
+        return [p.is_alive() for p in self.procs]
+
+    def close(self) -> None:
+        self.event.set()
+        for p in self.procs:
+            p.join(5)
+            if p.is_alive():
+                p.terminate()
+                p.join(1)
+
+
+# -- Ray ------------------------------------------------------------------------------------------
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise ImportError(
+            "backend='ray' needs Ray: pip install 'ray[default]' (or mc-envs[ray])"
+        ) from None
+    return ray
+
+
+class _RayPool:
+    def __init__(self, agents: list, env: Any, budgets: list[dict], address: str | None) -> None:
+        ray = self.ray = _ray()
+        if not ray.is_initialized():
+            ray.init(address=address, include_dashboard=False, ignore_reinit_error=True)
+
+        @ray.remote
+        class Board:
+            def __init__(self) -> None:
+                self.messages: list = []
+                self.stop = False
+
+            def put(self, message: tuple) -> None:
+                self.messages.append(message)
+
+            def drain(self) -> list:
+                out, self.messages = self.messages, []
+                return out
+
+            def set_stop(self) -> None:
+                self.stop = True
+
+            def stopped(self) -> bool:
+                return self.stop
+
+        class Channel:
+            def __init__(self, board: Any) -> None:
+                self.board = board
+
+            def put(self, message: tuple) -> None:
+                self.board.put.remote(message)
+
+            def stopped(self) -> bool:
+                return ray.get(self.board.stopped.remote())
+
+        @ray.remote
+        def task(agent, env, budgets, index, board):
+            return run_worker(agent, env, budgets, index, Channel(board))
+
+        self.board = Board.remote()
+        env_ref = ray.put(env)
+        self.tasks = [
+            task.remote(a, env_ref, b, i, self.board)
+            for i, (a, b) in enumerate(zip(agents, budgets))
+        ]
+
+    def drain(self, timeout: float) -> list[tuple]:
+        time.sleep(timeout)
+        out = self.ray.get(self.board.drain.remote())
+        ready, _ = self.ray.wait(self.tasks, num_returns=len(self.tasks), timeout=0)
+        for ref in ready:  # a task that died without reporting
+            try:
+                self.ray.get(ref)
+            except Exception as exc:  # noqa: BLE001
+                out.append(("error", self.tasks.index(ref), repr(exc)))
+        return out
+
+    def stop(self) -> None:
+        self.board.set_stop.remote()
+
+    def alive(self) -> list[bool]:
+        ready, _ = self.ray.wait(self.tasks, num_returns=len(self.tasks), timeout=0)
+        return [t not in ready for t in self.tasks]
+
+    def close(self) -> None:
+        self.stop()
+        self.ray.wait(self.tasks, num_returns=len(self.tasks), timeout=10)
+
+
+# -- the master -----------------------------------------------------------------------------------
+
+
+def parallel_search(
+    agent: Any,
+    env: Any,
+    *,
+    time_limit: float | None = None,
+    playouts: int | None = None,
+    iterations: int | None = None,
+    callback: Any = None,
+    **kwargs: Any,
+) -> SearchResult:
+    """Root-parallel search: ``agent.workers`` independent seeded searches, the best kept.
+
+    Args:
+        agent: an agent with ``workers``, ``backend``, ``address`` and ``seed`` attributes.
+        env: the env to search from (its state is sent to the workers; it is left unchanged).
+        time_limit: seconds, for each worker.
+        playouts, iterations: total budgets, split evenly between the workers.
+        callback: receives :class:`~agents.base.Progress` about the best of all workers.
+
+    Returns:
+        The best worker's score and actions; playouts and iterations summed over workers;
+        ``extra["workers"]`` holds each worker's result.
+    """
+    if kwargs.get("checkpoint") is not None:
+        raise ValueError("checkpoints are per search: use workers=1 with checkpoint=")
+    n = int(agent.workers)
+    base = env.unwrapped
+    agents = worker_agents(agent)
+    budgets = []
+    for i in range(n):
+        budget: dict[str, Any] = {"time_limit": time_limit}
+        if playouts is not None:
+            budget["playouts"] = max(_split(playouts, n, i), 1)
+        if iterations is not None:
+            budget["iterations"] = max(_split(iterations, n, i), 1)
+        budgets.append(budget)
+    start = time.perf_counter()
+    if agent.backend == "ray":
+        pool: Any = _RayPool(agents, base, budgets, getattr(agent, "address", None))
+    else:
+        pool = _LocalPool(agents, base, budgets)
+    best_score, best_actions = NEG_INF, []
+    counts = [0] * n
+    results: dict[int, dict] = {}
+    errors: list[str] = []
+    why = ""
+    last_report, improved = start, False
+    try:
+        while len(results) < n and not errors:
+            for message in pool.drain(0.05):
+                kind, i = message[0], message[1]
+                if kind == "best" and message[2] > best_score:
+                    best_score, best_actions, improved = message[2], list(message[3]), True
+                elif kind == "count":
+                    counts[i] = max(counts[i], message[2])
+                elif kind == "done":
+                    results[i] = message[2]
+                    counts[i] = message[2]["playouts"]
+                    if message[2]["stopped"] == "max_score":
+                        pool.stop()  # the others cannot do better
+                    if message[2]["score"] > best_score:
+                        best_score, best_actions = message[2]["score"], message[2]["actions"]
+                        improved = True
+                elif kind == "error":
+                    errors.append(message[2])
+            if not errors and len(results) < n and not any(pool.alive()):
+                time.sleep(0.2)  # the last messages may still be in flight
+                if len(results) < n and not pool.drain(0.05):
+                    errors.append("a worker ended without a result")
+            now = time.perf_counter()
+            due = improved or now - last_report >= REPORT_EVERY
+            if callback is not None and not why and best_score > NEG_INF and due:
+                last_report = now
+                progress = Progress(now - start, best_score, best_actions, sum(counts), improved)
+                improved = False
+                if callback(progress):
+                    why = "callback"
+                    pool.stop()
+    except KeyboardInterrupt:
+        why = "interrupt"
+        pool.stop()
+        deadline = time.perf_counter() + 10
+        while len(results) < n and time.perf_counter() < deadline:
+            for message in pool.drain(0.1):
+                if message[0] == "done":
+                    results[message[1]] = message[2]
+    finally:
+        pool.close()
+    if errors:
+        raise RuntimeError(f"a parallel worker failed:\n{errors[0]}")
+    seconds = time.perf_counter() - start
+    ordered = [results[i] for i in sorted(results)]
+    if ordered:
+        top = max(ordered, key=lambda r: r["score"])  # ties: the lowest worker index
+        if top["score"] >= best_score or why != "interrupt":
+            best_score, best_actions = top["score"], top["actions"]
+    stopped = why or (ordered[0]["stopped"] if ordered else "interrupt")
+    if any(r["stopped"] == "max_score" for r in ordered) and not why:
+        stopped = "max_score"
+    return SearchResult(
+        score=float(best_score) if best_score > NEG_INF else float("-inf"),
+        actions=list(best_actions),
+        playouts=sum(r["playouts"] for r in ordered) if len(ordered) == n else sum(counts),
+        seconds=seconds,
+        iterations=sum(r["iterations"] for r in ordered),
+        stopped=stopped,
+        extra={"workers": [results.get(i) for i in range(n)], "backend": agent.backend},
+    )

@@ -1,0 +1,186 @@
+"""The standard SameGame set: our NMCS or NRPA on the 20 positions beside the published columns.
+
+    python benchmarks/samegame_standard.py --algo nrpa --level 4 --time-per-position 600 --workers 2
+    python benchmarks/samegame_standard.py --algo nmcs --level 3 --time-per-position 60 --plot
+    python benchmarks/samegame_standard.py --algo nrpa --level 3 --time-per-position 5 --positions 1 2
+
+Prints one row per position (our score, playouts, and the published SP-MCTS 2008, NMCS level 3 and
+selective NRPA level 4 scores from mc_envs/data/samegame/published_scores.csv) and the totals;
+writes everything, with each position's best score against time, to benchmarks/out/
+samegame_standard_<algo>_l<level>.json; with ``--plot``, draws the score of every position against
+time (matplotlib, Agg backend) into a PNG beside it, like the figures of the NMCS paper.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import platform
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import gymnasium as gym  # noqa: E402
+
+import mc_envs  # noqa: E402, F401
+from agents import NMCS, NRPA  # noqa: E402
+
+COLUMNS = {
+    "SP-MCTS 2008": "SPMCTS1_Schadd2008",
+    "NMCS L3": "NMCS_L3_mem_Cazenave2009",
+    "sel. NRPA L4": "SelectiveNRPA_L4_Cazenave2016",
+}
+
+
+def published() -> dict[int, dict[str, int]]:
+    """Per position, the published scores of the columns shown."""
+    text = resources.files("mc_envs").joinpath("data/samegame/published_scores.csv").read_text()
+    rows = {}
+    for row in csv.DictReader(text.splitlines()):
+        rows[int(row["position"])] = {name: int(row[key]) for name, key in COLUMNS.items()}
+    return rows
+
+
+def make_agent(args: argparse.Namespace, position: int):
+    seed = args.seed * 100 + position
+    common = {"seed": seed, "workers": args.workers, "backend": args.backend}
+    if args.algo == "nmcs":
+        return NMCS(level=args.level, **common)
+    return NRPA(level=args.level, iterations=args.iterations, **common)
+
+
+def play(args: argparse.Namespace, position: int) -> dict:
+    env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
+    env.reset()
+    trace: list[tuple[float, float]] = []
+
+    def progress(p) -> None:
+        if p.improved:
+            trace.append((round(p.elapsed, 3), p.best_score))
+
+    result = make_agent(args, position).search(
+        env, time_limit=args.time_per_position, callback=progress
+    )
+    trace.append((round(result.seconds, 3), result.score))
+    return {
+        "position": position,
+        "score": result.score,
+        "actions": result.actions,
+        "playouts": result.playouts,
+        "seconds": result.seconds,
+        "trace": trace,
+    }
+
+
+def plot(runs: list[dict], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for run in runs:
+        xs = [t for t, _ in run["trace"]]
+        ys = [s for _, s in run["trace"]]
+        ax1.step(xs, ys, where="post", linewidth=0.8, label=str(run["position"]))
+    ax1.set_xlabel("seconds")
+    ax1.set_ylabel("best score")
+    ax1.set_title("each position")
+    ax1.legend(fontsize=6, ncol=2)
+    horizon = max(max(t for t, _ in run["trace"]) for run in runs)
+    grid = [horizon * i / 200 for i in range(201)]
+    totals = []
+    for t in grid:
+        total = 0.0
+        for run in runs:
+            best = 0.0
+            for at, s in run["trace"]:
+                if at <= t:
+                    best = s
+            total += best
+        totals.append(total)
+    ax2.plot(grid, totals, label="ours")
+    table = published()
+    for name in COLUMNS:
+        ax2.axhline(
+            sum(table[r["position"]][name] for r in runs), linestyle="--", linewidth=0.8, label=name
+        )
+    ax2.set_xlabel("seconds per position")
+    ax2.set_ylabel("total score")
+    ax2.set_title("total over the positions played")
+    ax2.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--algo", choices=("nmcs", "nrpa"), default="nrpa")
+    parser.add_argument("--level", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=100, help="NRPA's N per level")
+    parser.add_argument("--time-per-position", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--backend", choices=("local", "ray"), default="local")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--positions", type=int, nargs="*", default=list(range(1, 21)))
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--plot", action="store_true", help="also write a PNG of score vs time")
+    args = parser.parse_args(argv)
+
+    table = published()
+    names = list(COLUMNS)
+    header = f"{'pos':>3} {'ours':>7} {'playouts':>10} " + " ".join(f"{n:>13}" for n in names)
+    print(
+        f"SameGame standard set: {args.algo} level {args.level}, {args.time_per_position:g} s per "
+        f"position, {args.workers} worker(s), {args.backend}"
+    )
+    print(header)
+    runs = []
+    for position in args.positions:
+        run = play(args, position)
+        runs.append(run)
+        cells = " ".join(f"{table[position][n]:>13,}" for n in names)
+        print(f"{position:>3} {run['score']:>7,.0f} {run['playouts']:>10,} {cells}", flush=True)
+    ours = sum(r["score"] for r in runs)
+    totals = {n: sum(table[r["position"]][n] for r in runs) for n in names}
+    print(
+        f"{'all':>3} {ours:>7,.0f} {sum(r['playouts'] for r in runs):>10,} "
+        + " ".join(f"{totals[n]:>13,}" for n in names)
+    )
+    out = (
+        args.out
+        or ROOT / "benchmarks" / "out" / f"samegame_standard_{args.algo}_l{args.level}.json"
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    report = {
+        "command": " ".join(
+            [Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]
+        ),
+        "algo": args.algo,
+        "level": args.level,
+        "iterations": args.iterations,
+        "time_per_position": args.time_per_position,
+        "workers": args.workers,
+        "backend": args.backend,
+        "machine": platform.platform(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "total": ours,
+        "published_totals": totals,
+        "positions": runs,
+    }
+    out.write_text(json.dumps(report, indent=1))
+    print(f"wrote {out}")
+    if args.plot:
+        png = out.with_suffix(".png")
+        plot(runs, png, f"{args.algo} level {args.level}, {args.workers} worker(s)")
+        print(f"wrote {png}")
+
+
+if __name__ == "__main__":
+    main()

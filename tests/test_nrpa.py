@@ -1,0 +1,158 @@
+"""NRPA: known optima, compiled and generic paths agreeing, budgets, seeds, pause and resume."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import mc_envs  # noqa: F401
+from agents import NRPA
+from mc_envs.envs.samegame import SameGameEnv
+
+
+def best_score(env, memo=None):
+    """Exact optimum of a small SameGame by exhaustive search over clone/restore."""
+    memo = {} if memo is None else memo
+    key = env.board.tobytes()
+    if key in memo:
+        return memo[key]
+    snap = env.clone_state()
+    best = 0.0
+    for a in env.legal_actions():
+        _, r, *_ = env.step(a)
+        best = max(best, r + best_score(env, memo))
+        env.restore_state(snap)
+    memo[key] = best
+    return best
+
+
+def replayed_score(env, actions):
+    snap = env.clone_state()
+    for a in actions:
+        env.step(a)
+    score = env.score
+    env.restore_state(snap)
+    return score
+
+
+def samegame(position):
+    env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
+    env.reset()
+    return env
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_finds_the_optimum_of_small_boards(seed):
+    env = SameGameEnv(rows=5, cols=5, colors=3)
+    env.reset(seed=seed)
+    optimum = best_score(env)
+    result = NRPA(level=2, iterations=30, seed=seed, policy="random").search(env, playouts=20_000)
+    assert result.score == optimum
+    assert replayed_score(env, result.actions) == result.score
+
+
+@pytest.mark.parametrize("env_id", ["mc_envs/LeftMove-v0", "mc_envs/LeftmostPath-v0"])
+def test_finds_the_best_leaf_of_the_abstract_problems(env_id):
+    env = gym.make(env_id, depth=40).unwrapped
+    env.reset()
+    result = NRPA(level=2, seed=1).search(env, playouts=100_000)
+    assert result.score == 40 and result.actions == [0] * 40
+    assert result.stopped == "max_score" and result.playouts < 100_000
+
+
+@pytest.mark.parametrize(
+    "env_id, kwargs, level, policy, playouts",
+    [
+        ("mc_envs/SameGame-v0", {"position": 4}, 1, "tabu", 120),
+        ("mc_envs/SameGame-v0", {"position": 4}, 2, "random", 150),
+        ("mc_envs/LeftmostPath-v0", {"depth": 30}, 3, None, 400),
+    ],
+)
+def test_compiled_and_generic_paths_agree(env_id, kwargs, level, policy, playouts):
+    env = gym.make(env_id, **kwargs).unwrapped
+    env.reset()
+    fast, generic = (
+        NRPA(level=level, iterations=10, seed=7, policy=policy, compiled=c).search(
+            env, playouts=playouts
+        )
+        for c in (True, False)
+    )
+    assert (fast.score, fast.actions, fast.playouts, fast.iterations) == (
+        generic.score,
+        generic.actions,
+        generic.playouts,
+        generic.iterations,
+    )
+    assert replayed_score(env, fast.actions) == fast.score
+
+
+def test_seeded_runs_are_reproducible_and_seeds_differ():
+    env = samegame(6)
+    a, b, c = (NRPA(level=2, seed=s).search(env, playouts=1500) for s in (3, 3, 4))
+    assert a.playouts == b.playouts == 1500 and a.stopped == "playouts"
+    assert (a.score, a.actions) == (b.score, b.actions)
+    assert a.actions != c.actions
+    assert replayed_score(env, a.actions) == a.score
+
+
+def test_one_complete_run_without_budget_does_n_to_the_level_playouts():
+    env = samegame(2)
+    result = NRPA(level=2, iterations=12, seed=0).search(env)
+    assert result.stopped == "complete" and result.iterations == 1
+    assert result.playouts == 12 * 12
+    assert replayed_score(env, result.actions) == result.score
+
+
+def test_an_iterations_budget_counts_complete_runs():
+    env = samegame(3)
+    result = NRPA(level=1, iterations=20, seed=0).search(env, iterations=3)
+    assert result.iterations == 3 and result.playouts == 60 and result.stopped == "iterations"
+
+
+def test_adaptation_beats_sampling():
+    env = samegame(5)
+    nrpa = NRPA(level=1, iterations=400, seed=1, policy="random").search(env)
+    plain = NRPA(level=1, iterations=400, seed=1, policy="random", alpha=0.0).search(env)
+    assert nrpa.score > plain.score
+
+
+def test_tabu_policy_is_samegames_only():
+    env = gym.make("mc_envs/LeftMove-v0", depth=5).unwrapped
+    env.reset()
+    with pytest.raises(ValueError, match="tabu"):
+        NRPA(policy="tabu").search(env)
+
+
+def test_pauses_for_checkpoints_change_nothing(tmp_path):
+    env = samegame(7)
+    plain = NRPA(level=2, iterations=20, seed=5).search(env, playouts=2500)
+    saved = NRPA(level=2, iterations=20, seed=5).search(
+        env, playouts=2500, checkpoint=tmp_path / "ck.json", checkpoint_every=0.01
+    )
+    assert (saved.score, saved.actions, saved.playouts) == (plain.score, plain.actions, 2500)
+    assert (tmp_path / "ck.json").exists()
+
+
+def test_resuming_a_checkpoint_continues_the_same_search(tmp_path):
+    env = samegame(8)
+    whole = NRPA(level=3, iterations=10, seed=2).search(env, playouts=700)
+    path = tmp_path / "ck.json"
+    NRPA(level=3, iterations=10, seed=2).search(env, playouts=333, checkpoint=path)
+    resumed = NRPA(level=3, iterations=10, seed=2).search(
+        env, playouts=700, checkpoint=path, resume=True
+    )
+    assert (resumed.score, resumed.actions, resumed.playouts) == (whole.score, whole.actions, 700)
+    with pytest.raises(ValueError, match="seed"):
+        NRPA(level=3, iterations=10, seed=3).search(env, checkpoint=path, resume=True)
+    with pytest.raises(ValueError, match="position"):
+        NRPA(level=3, iterations=10, seed=2).search(samegame(9), checkpoint=path, resume=True)
+
+
+def test_search_leaves_the_env_as_it_was():
+    env = samegame(5)
+    env.step(env.legal_actions()[2])
+    snap = env.clone_state()
+    for compiled in (True, False):
+        result = NRPA(level=1, iterations=5, seed=1, compiled=compiled).search(env, playouts=20)
+        assert env.clone_state() == snap
+        assert replayed_score(env, result.actions) == result.score
+    assert np.isfinite(result.score)

@@ -1,0 +1,76 @@
+"""Root-parallel search: the best of seeded workers, the same over local processes and Ray."""
+
+import gymnasium as gym
+import pytest
+
+import mc_envs  # noqa: F401
+from agents import NMCS, NRPA
+from agents.parallel import worker_seed
+
+
+def samegame(position):
+    env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
+    env.reset()
+    return env
+
+
+def replayed_score(env, actions):
+    snap = env.clone_state()
+    for a in actions:
+        env.step(a)
+    score = env.score
+    env.restore_state(snap)
+    return score
+
+
+def test_one_worker_changes_nothing():
+    env = samegame(3)
+    a = NMCS(level=1, seed=3).search(env, playouts=500)
+    b = NMCS(level=1, seed=3, workers=1, backend="local").search(env, playouts=500)
+    assert (a.score, a.actions, a.playouts) == (b.score, b.actions, b.playouts)
+
+
+def test_bad_parallel_arguments_are_refused():
+    with pytest.raises(ValueError, match="backend"):
+        NMCS(level=1, workers=2, backend="mpi")
+    with pytest.raises(ValueError, match="workers"):
+        NMCS(level=1, workers=0)
+
+
+def test_worker_seeds_differ_and_are_fixed():
+    seeds = [worker_seed(5, i) for i in range(4)]
+    assert len(set(seeds)) == 4 and seeds == [worker_seed(5, i) for i in range(4)]
+
+
+def test_local_workers_keep_the_best_of_the_seeded_searches():
+    env = samegame(4)
+    snap = env.clone_state()
+    result = NRPA(level=2, iterations=10, seed=9, workers=2).search(env, playouts=401)
+    assert env.clone_state() == snap
+    singles = [
+        NRPA(level=2, iterations=10, seed=worker_seed(9, i)).search(env, playouts=p)
+        for i, p in enumerate((201, 200))
+    ]
+    assert result.playouts == 401
+    assert [w["score"] for w in result.extra["workers"]] == [s.score for s in singles]
+    assert result.score == max(s.score for s in singles)
+    assert replayed_score(env, result.actions) == result.score
+
+
+def test_ray_gives_the_same_result_as_local_processes():
+    ray = pytest.importorskip("ray")
+    env = samegame(2)
+    local = NMCS(level=1, seed=4, workers=2).search(env, playouts=1200)
+    ray.init(num_cpus=2, include_dashboard=False)
+    try:
+        remote = NMCS(level=1, seed=4, workers=2, backend="ray").search(env, playouts=1200)
+    finally:
+        ray.shutdown()
+    assert (remote.score, remote.actions, remote.playouts) == (
+        local.score,
+        local.actions,
+        local.playouts,
+    )
+    assert [(w["score"], w["actions"]) for w in remote.extra["workers"]] == [
+        (w["score"], w["actions"]) for w in local.extra["workers"]
+    ]
