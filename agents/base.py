@@ -103,7 +103,7 @@ class Best:
             before = control[VERSION]
             score, n = float(self.score[0]), int(self.length[0])
             seq = self.seq[:n].tolist()
-            if control[VERSION] == before:
+            if before % 2 == 0 and control[VERSION] == before:  # not torn by a writer
                 return score, seq
 
 
@@ -136,12 +136,16 @@ def run_search(
     """
     failure: list[BaseException] = []
 
+    done = threading.Event()
+
     def target() -> None:
         try:
             work()
         except BaseException as exc:  # re-raised in the calling thread
             failure.append(exc)
             control[STOP] = 1
+        finally:
+            done.set()
 
     start = time.perf_counter()
     thread = threading.Thread(target=target, name="mc-envs-search", daemon=True)
@@ -149,8 +153,9 @@ def run_search(
     last_report, last_version = start, -1
     thread.start()
     try:
-        while thread.is_alive():
-            thread.join(0.02)
+        # An Event, not Thread.join: a join interrupted by Ctrl-C may later return while the
+        # thread still runs, and the search must be over before the env is restored.
+        while not done.wait(0.02):
             now = time.perf_counter()
             if time_limit is not None and now - start >= time_limit and not why:
                 why = "time"
@@ -169,7 +174,7 @@ def run_search(
     except KeyboardInterrupt:
         why = "interrupt"
         control[STOP] = 1
-        thread.join()
+        done.wait()
     seconds = time.perf_counter() - start
     if failure:
         raise failure[0]

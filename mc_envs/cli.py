@@ -205,6 +205,45 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_play(args: argparse.Namespace) -> int:
+    from render.play import run
+
+    kwargs: dict[str, Any] = {}
+    if args.position is not None:
+        kwargs["position"] = args.position
+    if args.depth is not None:
+        kwargs["depth"] = args.depth
+    vs = None if args.vs == "none" else args.vs
+    try:
+        return run(
+            args.game,
+            vs=vs,
+            human_player=1 if args.second else 0,
+            seed=args.seed,
+            marks=args.marks,
+            env_kwargs=kwargs,
+        )
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{args.game}: {exc}") from None
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from render import replay
+
+    try:
+        game = replay.load(args.file, variant=args.variant)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.gif or args.mp4 or args.png:
+        written = replay.export(game, gif=args.gif, mp4=args.mp4, png=args.png, fps=args.fps)
+        for kind, n in written.items():
+            out = getattr(args, kind)
+            print(f"{out}: {n} frame(s) ({kind}) of {game.title}, {len(game)} moves")
+        return 0
+    return replay.view(game, fps=args.fps)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``mc-envs``."""
     parser = argparse.ArgumentParser(prog="mc-envs", description=__doc__)
@@ -241,6 +280,47 @@ def build_parser() -> argparse.ArgumentParser:
     warmup = sub.add_parser("warmup", help="compile and cache the kernels and searches")
     warmup.add_argument("--levels", type=int, default=2, help="NMCS levels to compile (0..L)")
     warmup.set_defaults(func=cmd_warmup)
+
+    play = sub.add_parser("play", help="play a game with the mouse in a window")
+    play.add_argument(
+        "game",
+        choices=[
+            "samegame",
+            "morpion5d",
+            "morpion5t",
+            "sudoku",
+            "sudoku16",
+            "tictactoe",
+            "connect4",
+            "leftmove",
+            "leftmostpath",
+        ],
+    )
+    play.add_argument(
+        "--vs", default="uct", help="two-player opponent: uct[-preset], puct, random, none"
+    )
+    play.add_argument("--second", action="store_true", help="two-player: let the opponent start")
+    play.add_argument("--seed", type=int, default=0, help="reset seed (random boards, puzzles)")
+    play.add_argument("--position", type=int, help="SameGame standard position 1..20")
+    play.add_argument("--depth", type=int, help="depth of LeftMove / LeftmostPath")
+    play.add_argument(
+        "--marks",
+        default="none",
+        choices=["none", "letters", "shapes"],
+        help="SameGame: a letter or shape on each cell besides its colour",
+    )
+    play.set_defaults(func=cmd_play)
+
+    replay = sub.add_parser("replay", help="watch a record, or export it as GIF / MP4 / PNG")
+    replay.add_argument("file", help="an mc-envs solution record or a Morpion MSR/PentaSol record")
+    replay.add_argument("--gif", help="write an animated GIF (one frame per move plus the start)")
+    replay.add_argument("--mp4", help="write an MP4 video (needs imageio-ffmpeg)")
+    replay.add_argument("--png", help="write the final position, or every frame into a folder")
+    replay.add_argument("--fps", type=float, default=4, help="moves per second")
+    replay.add_argument(
+        "--variant", choices=["5D", "5T"], help="Morpion rules if the file does not say"
+    )
+    replay.set_defaults(func=cmd_replay)
     return parser
 
 

@@ -1,5 +1,6 @@
 """Each example runs, and does what it says."""
 
+import os
 import runpy
 import subprocess
 import sys
@@ -10,7 +11,9 @@ import numpy as np
 from agents import NMCS
 from mc_envs.testing import check_planning_env
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 def test_solve_samegame_example_writes_a_certified_record(tmp_path):
@@ -29,6 +32,7 @@ def test_solve_samegame_example_writes_a_certified_record(tmp_path):
         capture_output=True,
         text=True,
         check=True,
+        env=ENV,
     )
     assert "certified: score" in run.stdout and out.exists()
 
@@ -52,5 +56,6 @@ def test_custom_env_example_runs_as_a_script():
         capture_output=True,
         text=True,
         check=True,
+        env=ENV,
     )
     assert "optimum by dynamic programming" in run.stdout

@@ -154,12 +154,17 @@ def test_kernel_playout_matches_the_env_played_with_the_same_stream():
 
 
 def test_pygame_is_not_imported_by_stepping():
+    import subprocess
     import sys
 
-    env = gym.make("mc_envs/SameGame-v0", position=1)
-    env.reset()
-    env.step(env.unwrapped.legal_actions()[0])
-    assert "pygame" not in sys.modules
+    code = (
+        "import sys, gymnasium as gym, mc_envs\n"
+        "env = gym.make('mc_envs/SameGame-v0', position=1)\n"
+        "env.reset()\n"
+        "env.step(env.unwrapped.legal_actions()[0])\n"
+        "assert 'pygame' not in sys.modules, 'pygame was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_ansi_render():

@@ -1,0 +1,17 @@
+"""What the two-player drawings share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+NAMES = ("X", "O")
+
+
+def status(env: Any) -> str:
+    """``"X to move"``, ``"O wins"`` or ``"draw"``, with the number of stones played."""
+    stones = int((env.board > 0).sum())
+    if len(env.legal_actions()) == 0:
+        r = float(env.returns()[0])
+        result = "draw" if r == 0 else f"{NAMES[0 if r > 0 else 1]} wins"
+        return f"{result}   moves {stones}"
+    return f"{NAMES[env.current_player]} to move   moves {stones}"

@@ -1,0 +1,574 @@
+"""``mc-envs play GAME``: play any game of the suite with the mouse.
+
+The window is a thin loop around :class:`PlaySession`, which holds the game and turns pygame events
+into moves. :meth:`PlaySession.process` takes a list of events and returns the new state, so a whole
+session can be scripted and tested without a screen (``SDL_VIDEODRIVER=dummy``).
+
+Mouse: SameGame, click a group (the group under the pointer is outlined with the points it would
+score); Morpion, click a free point (one legal line: played at once; several: the first is shown,
+click the point again to cycle, click another dot of the shown line or press Enter to play it);
+Sudoku, click a cell and type its value; Tic-Tac-Toe, click a cell; Connect Four, click a column;
+LeftMove / LeftmostPath, click Left or Right (or press the arrow keys).
+
+Keys (also in the help overlay, F1 or ``?``): see :data:`SHORTCUTS`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from render import require_pygame
+
+# command-line name -> (entry point, kwargs for play)
+GAMES: dict[str, tuple[str, dict]] = {
+    "samegame": ("mc_envs.envs.samegame:SameGameEnv", {}),
+    "morpion5d": ("mc_envs.envs.morpion:MorpionSolitaireEnv", {"variant": "5D"}),
+    "morpion5t": ("mc_envs.envs.morpion:MorpionSolitaireEnv", {"variant": "5T"}),
+    "sudoku": ("mc_envs.envs.sudoku:SudokuEnv", {"size": 9, "branching": "all"}),
+    "sudoku16": ("mc_envs.envs.sudoku:SudokuEnv", {"size": 16, "branching": "all"}),
+    "tictactoe": ("mc_envs.envs.tictactoe:TicTacToeEnv", {}),
+    "connect4": ("mc_envs.envs.connect_four:ConnectFourEnv", {}),
+    "leftmove": ("mc_envs.envs.abstract:LeftMoveEnv", {}),
+    "leftmostpath": ("mc_envs.envs.abstract:LeftmostPathEnv", {}),
+}
+ALIASES = {"connect_four": "connect4", "connectfour": "connect4", "morpion": "morpion5d"}
+
+SHORTCUTS: tuple[tuple[str, str], ...] = (
+    ("mouse", "play (see the game's rule in the status bar)"),
+    ("u, Ctrl+Z, Backspace", "undo"),
+    ("r, Ctrl+Y", "redo"),
+    ("n", "new game"),
+    ("h", "hint from an agent"),
+    ("Enter / Space", "Morpion: play the shown line"),
+    ("Tab", "Morpion: next line through the chosen point"),
+    ("1-9, A-G", "Sudoku: value for the selected cell"),
+    ("arrows", "Sudoku: move the selection; LeftMove: left/right"),
+    ("Esc", "cancel the selection / close this help"),
+    ("F1, ?", "show or hide this help"),
+    ("q", "quit"),
+)
+
+
+def make_env(game: str, **kwargs: Any) -> Any:
+    """The unwrapped env of a command-line game name, with play's defaults (Sudoku: every cell
+    can be filled, ``branching="all"``) overridden by ``kwargs``."""
+    from importlib import import_module
+
+    name = ALIASES.get(game, game)
+    if name not in GAMES:
+        raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
+    entry, defaults = GAMES[name]
+    module, cls = entry.split(":")
+    return getattr(import_module(module), cls)(**{**defaults, **kwargs})
+
+
+def make_opponent(spec: str | None, seed: int = 0) -> Any:
+    """An agent with ``act(env)`` for ``--vs``: ``"uct"`` / ``"uct-<preset>"``, ``"puct"``,
+    ``"random"``, or None (two people at one mouse). UCT falls back to random if unavailable."""
+    if spec in (None, "", "none", "human"):
+        return None
+    import agents
+
+    if spec == "random":
+        return agents.RandomAgent(seed=seed)
+    kind, _, preset = spec.partition("-")
+    cls = getattr(agents, kind.upper(), None)
+    if cls is None:
+        return agents.RandomAgent(seed=seed)
+    if hasattr(cls, "from_preset"):
+        return cls.from_preset(preset or "medium", seed=seed)
+    return cls(seed=seed)
+
+
+@dataclass
+class _Job:
+    """An agent thinking in a background thread."""
+
+    kind: str  # "move" (the opponent's move) or "hint"
+    start: Any  # the State it thinks about
+    thread: threading.Thread
+    result: list
+
+
+class PlaySession:
+    """One game being played: the env, undo/redo, the selection, the background agent.
+
+    Args:
+        env: an unwrapped built-in env (see :func:`make_env`), already reset or not.
+        opponent: for two-player games, an agent with ``act(env)`` that answers the human.
+        human_player: the human's side in two-player games against an opponent (0 moves first).
+        theme: a :class:`render.theme.Theme` (default theme if None).
+        hint_playouts: playout budget of the NMCS level-1 hint in puzzles.
+        env_factory: makes a fresh env of the same game for the agent to think on (default: the
+            env's class with no arguments is not enough in general, so the session clones through
+            ``restore_state`` on an env made by this factory; :func:`make_env` gives one).
+        seed: the first reset seed; "new game" uses the next ones.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        *,
+        opponent: Any = None,
+        human_player: int = 0,
+        theme: Any = None,
+        hint_playouts: int = 2000,
+        env_factory: Callable[[], Any] | None = None,
+        seed: int | None = 0,
+    ) -> None:
+        from render.theme import default_theme
+
+        self.pygame = require_pygame()
+        self.env = getattr(env, "unwrapped", env)
+        self.theme = theme or default_theme()
+        self.opponent = opponent
+        self.human_player = int(human_player)
+        self.hint_playouts = int(hint_playouts)
+        self.env_factory = env_factory
+        self.seed = seed
+        self.two_player = hasattr(self.env, "returns")
+        from render.draw import module_for
+
+        self.drawing = module_for(self.env)
+        self.undo_stack: list[Any] = []
+        self.redo_stack: list[Any] = []
+        self.hover: int | None = None
+        self.selected: int | None = None  # Morpion point / Sudoku cell
+        self.candidates: list[int] = []  # Morpion lines through the selected point
+        self.candidate = 0
+        self.hint: int | None = None
+        self.message = ""
+        self.show_help = False
+        self.quit = False
+        self.job: _Job | None = None
+        self.new_game(self.seed)
+
+    # -- game control ---------------------------------------------------------------------------
+
+    @property
+    def over(self) -> bool:
+        """True when the game has ended."""
+        return len(self.env.legal_actions()) == 0
+
+    @property
+    def moves(self) -> int:
+        """Moves played since the start (the undo depth)."""
+        return len(self.undo_stack)
+
+    def _clear_selection(self) -> None:
+        self.selected, self.candidates, self.candidate, self.hint = None, [], 0, None
+
+    def new_game(self, seed: int | None = None) -> None:
+        """Resets the env (seeded) and forgets the history."""
+        self.job = None
+        self.env.reset(seed=seed)
+        if self.env.game == "Sudoku":
+            from render.draw.sudoku import remember_givens
+
+            remember_givens(self.env)
+        self.undo_stack.clear()
+        self.redo_stack.clear()
+        self._clear_selection()
+        self.message = "new game"
+        self._maybe_start_opponent()
+
+    def play(self, action: int) -> bool:
+        """Plays a legal action (saving the state for undo); returns False if it is illegal."""
+        from mc_envs.core import IllegalActionError
+
+        before = self.env.clone_state()
+        try:
+            _, reward, terminated, _, _ = self.env.step(int(action))
+        except IllegalActionError as exc:
+            self.message = exc.reason
+            return False
+        self.undo_stack.append(before)
+        self.redo_stack.clear()
+        self._clear_selection()
+        self.message = f"+{reward:g}" if not self.two_player and reward else ""
+        if terminated:
+            self.message = "game over: " + self.drawing.status(self.env)
+        self._maybe_start_opponent()
+        return True
+
+    def undo(self) -> None:
+        """Takes back the last move (against an opponent: back to the human's previous turn)."""
+        self.job = None
+        steps = 0
+        while self.undo_stack:
+            self.redo_stack.append(self.env.clone_state())
+            self.env.restore_state(self.undo_stack.pop())
+            steps += 1
+            if not self._opponent_to_move():
+                break
+        self._clear_selection()
+        self.message = f"undid {steps} move(s)" if steps else "nothing to undo"
+
+    def redo(self) -> None:
+        """Replays a move taken back by :meth:`undo`."""
+        self.job = None
+        if not self.redo_stack:
+            self.message = "nothing to redo"
+            return
+        while self.redo_stack:
+            self.undo_stack.append(self.env.clone_state())
+            self.env.restore_state(self.redo_stack.pop())
+            if not self._opponent_to_move():
+                break
+        self._clear_selection()
+        self.message = "redo"
+
+    # -- agents in the background ---------------------------------------------------------------
+
+    def _opponent_to_move(self) -> bool:
+        return (
+            self.two_player
+            and self.opponent is not None
+            and not self.over
+            and self.env.current_player != self.human_player
+        )
+
+    def _agent_env(self) -> Any:
+        """A private copy of the env for an agent to search on (the window keeps drawing ours)."""
+        if self.env_factory is not None:
+            copy = self.env_factory()
+        else:
+            copy = type(self.env).__new__(type(self.env))
+            copy.__dict__.update(self.env.__dict__)
+            copy._render_window = None
+        copy = getattr(copy, "unwrapped", copy)
+        copy.reset(seed=0)
+        copy.restore_state(self.env.clone_state())
+        return copy
+
+    def _start(self, kind: str, think: Callable[[Any], int]) -> None:
+        env = self._agent_env()
+        box: list = []
+
+        def run() -> None:
+            try:
+                box.append(int(think(env)))
+            except Exception as exc:  # shown in the status bar, never kills the window
+                box.append(exc)
+
+        thread = threading.Thread(target=run, name=f"mc-envs-{kind}", daemon=True)
+        self.job = _Job(kind, self.env.clone_state(), thread, box)
+        thread.start()
+
+    def _maybe_start_opponent(self) -> None:
+        if self._opponent_to_move() and (self.job is None or self.job.kind != "move"):
+            self.message = "thinking..."
+            self._start("move", self.opponent.act)
+
+    def request_hint(self) -> None:
+        """Asks an agent for a move in the background; it is highlighted when ready."""
+        if self.over or self.job is not None:
+            return
+        self.message = "looking for a hint..."
+        if self.two_player:
+            agent = make_opponent("uct-medium", seed=len(self.undo_stack))
+            self._start("hint", agent.act)
+        else:
+            from agents import NMCS
+
+            playouts = self.hint_playouts
+
+            def think(env: Any) -> int:
+                result = NMCS(level=1, seed=0).search(env, playouts=playouts)
+                return int(result.actions[0])
+
+            self._start("hint", think)
+
+    def poll(self) -> None:
+        """Collects a finished background job: plays the opponent's move or shows the hint."""
+        job = self.job
+        if job is None or job.thread.is_alive():
+            return
+        self.job = None
+        if not job.result or job.start != self.env.clone_state():
+            return  # the position changed meanwhile (undo, new game): the answer is stale
+        answer = job.result[0]
+        if isinstance(answer, Exception):
+            self.message = f"agent failed: {answer}"
+            return
+        if job.kind == "move":
+            self.message = ""
+            self.play(answer)
+        else:
+            self._clear_selection()
+            self.hint = answer
+            if self.env.game == "MorpionSolitaire":
+                self.selected = answer // 20
+                self.candidates = self.drawing.moves_at(self.env, self.selected)
+                self.candidate = self.candidates.index(answer) if answer in self.candidates else 0
+            elif self.env.game == "Sudoku":
+                self.selected = answer // self.env.size
+            self.message = "hint shown (click it, or Enter)"
+
+    def wait(self, timeout: float = 30.0) -> None:
+        """Waits for the background agent (tests and scripts), then collects its answer."""
+        if self.job is not None:
+            self.job.thread.join(timeout)
+        self.poll()
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def process(self, events: Iterable[Any]) -> Any:
+        """Handles pygame events (mouse, keys, quit) and returns the env's new state (a State)."""
+        pg = self.pygame
+        for event in events:
+            if event.type == pg.QUIT:
+                self.quit = True
+            elif event.type == pg.MOUSEMOTION:
+                self.hover = self.drawing.cell_at(event.pos, self.env, self.theme)
+            elif event.type == pg.MOUSEBUTTONDOWN and event.button == 1:
+                if self.show_help:
+                    self.show_help = False
+                else:
+                    self.click(event.pos)
+            elif event.type == pg.MOUSEBUTTONDOWN and event.button == 3:
+                self._clear_selection()
+            elif event.type == pg.KEYDOWN:
+                self.key(event.key, getattr(event, "unicode", ""), getattr(event, "mod", 0))
+        self.poll()
+        return self.env.clone_state()
+
+    def _busy(self) -> bool:
+        """The opponent is to move: the human's clicks wait."""
+        if self._opponent_to_move():
+            self.message = "wait: the opponent is thinking"
+            return True
+        return False
+
+    def click(self, pos: tuple[int, int]) -> None:
+        """A left click at a pixel of the board."""
+        cell = self.drawing.cell_at(pos, self.env, self.theme)
+        if cell is None or self.over or self._busy():
+            return
+        game = self.env.game
+        if game == "SameGame":
+            r, c = divmod(cell, self.env.cols)
+            action = self.env.group_at(r, c)
+            if action is None:
+                self.message = "not a group of 2 or more"
+            else:
+                self.play(action)
+        elif game == "MorpionSolitaire":
+            self._morpion_click(cell)
+        elif game == "Sudoku":
+            self.selected = cell
+            self.hint = None
+            self.message = "type a value"
+        else:  # Tic-Tac-Toe, Connect Four, LeftMove, LeftmostPath: the cell is the action
+            self.play(cell)
+
+    def _morpion_click(self, point: int) -> None:
+        from mc_envs.games import morpion as rules
+
+        env = self.env
+        if self.selected is not None and self.candidates:
+            if point == self.selected:
+                self.candidate = (self.candidate + 1) % len(self.candidates)
+                self.hint = None
+                self._morpion_message()
+                return
+            y, x = divmod(point, env.size)
+            n = len(self.candidates)
+            for k in range(n):
+                a = self.candidates[(self.candidate + k) % n]
+                ax, ay, d, pos = rules.decode(a, env.size)
+                sx, sy = ax - pos * rules.DX[d], ay - pos * rules.DY[d]
+                if any((sx + i * rules.DX[d], sy + i * rules.DY[d]) == (x, y) for i in range(5)):
+                    self.play(a)
+                    return
+        moves = self.drawing.moves_at(env, point)
+        if not moves:
+            self._clear_selection()
+            self.message = "no legal line adds a dot there"
+        elif len(moves) == 1:
+            self.play(moves[0])
+        else:
+            self._clear_selection()
+            self.selected, self.candidates, self.candidate = point, moves, 0
+            self._morpion_message()
+
+    def _morpion_message(self) -> None:
+        self.message = (
+            f"line {self.candidate + 1}/{len(self.candidates)}: click the point again for the next,"
+            " a dot of the line or Enter to play"
+        )
+
+    def key(self, key: int, char: str = "", mod: int = 0) -> None:
+        """A key press."""
+        pg = self.pygame
+        ctrl = bool(mod & pg.KMOD_CTRL)
+        if key in (pg.K_F1,) or char == "?":
+            self.show_help = not self.show_help
+        elif key == pg.K_ESCAPE:
+            if self.show_help:
+                self.show_help = False
+            else:
+                self._clear_selection()
+        elif key == pg.K_q and not ctrl:
+            self.quit = True
+        elif (key == pg.K_z and ctrl) or key == pg.K_u or key == pg.K_BACKSPACE:
+            self.undo()
+        elif (key == pg.K_y and ctrl) or key == pg.K_r:
+            self.redo()
+        elif key == pg.K_n:
+            self.seed = None if self.seed is None else self.seed + 1
+            self.new_game(self.seed)
+        elif key == pg.K_h:
+            self.request_hint()
+        elif self.env.game == "MorpionSolitaire":
+            if key in (pg.K_RETURN, pg.K_SPACE, pg.K_KP_ENTER):
+                if self.candidates:
+                    self.play(self.candidates[self.candidate])
+                elif self.hint is not None:
+                    self.play(self.hint)
+            elif key == pg.K_TAB and self.candidates:
+                self.candidate = (self.candidate + 1) % len(self.candidates)
+                self._morpion_message()
+        elif self.env.game == "Sudoku":
+            self._sudoku_key(key, char)
+        elif self.env.game in ("LeftMove", "LeftmostPath"):
+            if key == pg.K_LEFT:
+                self.play(0)
+            elif key == pg.K_RIGHT:
+                self.play(1)
+        elif key in (pg.K_RETURN, pg.K_SPACE) and self.hint is not None and not self._busy():
+            self.play(self.hint)
+
+    def _sudoku_key(self, key: int, char: str) -> None:
+        from mc_envs.games import sudoku as rules
+
+        pg = self.pygame
+        n = self.env.size
+        if key in (pg.K_RETURN, pg.K_SPACE) and self.hint is not None:
+            self.play(self.hint)
+            return
+        moves = {pg.K_LEFT: (0, -1), pg.K_RIGHT: (0, 1), pg.K_UP: (-1, 0), pg.K_DOWN: (1, 0)}
+        if key in moves:
+            r, c = divmod(self.selected or 0, n)
+            dr, dc = moves[key]
+            self.selected = ((r + dr) % n) * n + (c + dc) % n
+            return
+        symbol = (char or "").upper()
+        if self.selected is None or not symbol or symbol not in rules.SYMBOLS[:n]:
+            return
+        value = rules.SYMBOLS.index(symbol) + 1
+        cell = self.selected
+        if self.play(cell * n + value - 1):
+            self.selected = cell  # keep the cursor where it was
+
+    # -- drawing --------------------------------------------------------------------------------
+
+    def highlight(self) -> Any:
+        """What the board should emphasise now (the hint, the selection, the hovered move)."""
+        game = self.env.game
+        if game == "MorpionSolitaire":
+            if self.candidates:
+                return self.candidates[self.candidate]
+            if self.hover is not None:
+                moves = self.drawing.moves_at(self.env, self.hover)
+                return moves[0] if moves else None
+            return None
+        if game == "Sudoku":
+            if self.hint is not None:
+                return self.hint
+            return ("cell", self.selected) if self.selected is not None else None
+        if self.hint is not None:
+            return self.hint
+        if self.hover is None or self.over:
+            return None
+        if game == "SameGame":
+            r, c = divmod(self.hover, self.env.cols)
+            return self.env.group_at(r, c)
+        return self.hover if self.hover in set(self.env.legal_actions().tolist()) else None
+
+    def status_line(self) -> str:
+        """The status bar: the game's line, whose turn, moves, the last message."""
+        parts = [self.drawing.status(self.env)]
+        if self.two_player and self.opponent is not None and not self.over:
+            parts.append("your turn" if not self._opponent_to_move() else "opponent's turn")
+        if not self.two_player and "moves" not in parts[0]:
+            parts.append(f"moves {self.moves}")
+        if self.message:
+            parts.append(self.message)
+        parts.append("F1: help")
+        return "   |   ".join(parts)
+
+    def frame_size(self) -> tuple[int, int]:
+        """The window size: the board and the status bar."""
+        from render.draw import board_size
+
+        w, h = board_size(self.env, self.theme)
+        return max(w, 480), max(h, 360)
+
+    def draw(self, surface: Any) -> None:
+        """Draws the board, the status bar and (if shown) the help overlay."""
+        from render.draw import draw_frame
+
+        surface.fill(self.theme.background)
+        draw_frame(surface, self.env, self.theme, self.highlight(), status=self.status_line())
+        if self.show_help:
+            self._draw_help(surface)
+
+    def _draw_help(self, surface: Any) -> None:
+        from render.theme import text_surface
+
+        pg = self.pygame
+        w, h = surface.get_size()
+        veil = pg.Surface((w, h), pg.SRCALPHA)
+        veil.fill((0, 0, 0, 210))
+        surface.blit(veil, (0, 0))
+        y = 16
+        surface.blit(text_surface("Keyboard shortcuts", 28, self.theme.text), (16, y))
+        y += 36
+        for keys, what in SHORTCUTS:
+            surface.blit(text_surface(keys, 20, self.theme.morpion_line), (16, y))
+            surface.blit(text_surface(what, 20, self.theme.text), (190, y))
+            y += 24
+
+
+def run(
+    game: str,
+    *,
+    vs: str | None = "uct",
+    human_player: int = 0,
+    seed: int | None = 0,
+    marks: str = "none",
+    env_kwargs: dict | None = None,
+    hint_playouts: int = 2000,
+) -> int:
+    """Opens the play window and runs until it is closed. Returns an exit status (0)."""
+    from render.theme import default_theme
+    from render.window import Window
+
+    kwargs = dict(env_kwargs or {})
+    env = make_env(game, **kwargs)
+    theme = default_theme() if marks == "none" else default_theme().with_(marks=marks)
+    opponent = make_opponent(vs, seed=seed or 0) if hasattr(env, "returns") else None
+    session = PlaySession(
+        env,
+        opponent=opponent,
+        human_player=human_player,
+        theme=theme,
+        hint_playouts=hint_playouts,
+        env_factory=lambda: make_env(game, **kwargs),
+        seed=seed,
+    )
+    window = Window(session.frame_size(), f"mc-envs play {game}", fps=30)
+    surface = window.pygame.Surface(session.frame_size())
+    try:
+        while not session.quit and not window.closed:
+            session.process(window.pump())
+            session.draw(surface)
+            window.show(surface)
+            window.tick()
+    finally:
+        window.close()
+    return 0
