@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 import time
 from pathlib import Path
@@ -45,13 +46,16 @@ def _env_kwargs(args: argparse.Namespace) -> dict:
 def _make_agent(args: argparse.Namespace) -> Any:
     import agents
 
-    seed = args.agent_seed
-    if args.algo == "nmcs":
-        return agents.NMCS(level=args.level, seed=seed, policy=args.policy)
-    cls = getattr(agents, args.algo.upper(), None)
-    if cls is None:
-        raise UsageError(f"--algo {args.algo}: this agent is not available in this version")
-    return cls(level=args.level, seed=seed) if args.algo == "nrpa" else cls(seed=seed)
+    parallel = {"workers": args.workers, "backend": args.backend, "address": args.address}
+    common = {"seed": args.agent_seed, **parallel}
+    try:
+        if args.algo == "nmcs":
+            return agents.NMCS(level=args.level, policy=args.policy, **common)
+        if args.algo == "nrpa":
+            return agents.NRPA(level=args.level, policy=args.policy, **common)
+        return agents.UCT(**common)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--algo {args.algo}: {exc}") from None
 
 
 def _progress_line(elapsed: float, best: float, playouts: int) -> str:
@@ -111,7 +115,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
         time_limit = 3600.0  # restart until the grid is solved (max_score), as in the paper
     start = time.perf_counter()
     try:
-        result = agent.search(env, time_limit=time_limit, playouts=args.playouts, callback=callback)
+        extra = {}
+        if args.checkpoint:
+            if "checkpoint" not in inspect.signature(agent.search).parameters:
+                raise UsageError(f"--checkpoint: {agent.name} does not save checkpoints")
+            extra = {"checkpoint": args.checkpoint, "resume": args.resume}
+        elif args.resume:
+            raise UsageError("--resume needs --checkpoint FILE")
+        result = agent.search(
+            env, time_limit=time_limit, playouts=args.playouts, callback=callback, **extra
+        )
     except (
         KeyboardInterrupt
     ):  # outside the search loop (e.g. while compiling): nothing better to save
@@ -206,6 +219,23 @@ def cmd_warmup(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    if args.terminal:
+        if args.game not in ("tictactoe", "connect4"):
+            raise UsageError(
+                f"--terminal: only tictactoe and connect4 are played in the terminal, not {args.game}"
+            )
+        from mc_envs.two_player_cli import play_terminal
+
+        vs = "random" if args.vs == "none" else args.vs
+        play_terminal(
+            args.game,
+            vs,
+            args.iterations,
+            args.time,
+            human_player=1 if args.second else 0,
+            seed=args.seed,
+        )
+        return 0
     from render.play import run
 
     kwargs: dict[str, Any] = {}
@@ -244,6 +274,49 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return replay.view(game, fps=args.fps)
 
 
+def cmd_arena(args: argparse.Namespace) -> int:
+    from mc_envs.two_player_cli import arena
+
+    try:
+        arena(
+            args.game,
+            args.agent_a,
+            args.agent_b,
+            args.games,
+            seed=args.seed,
+            iterations=args.iterations,
+            time=args.time,
+            progress=not args.quiet,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
+BENCHMARKS = {
+    "samegame": "samegame_bench.py",
+    "samegame-standard": "samegame_standard.py",
+    "morpion": "morpion_bench.py",
+    "sudoku": "sudoku_bench.py",
+    "abstract": "abstract_theory.py",
+    "two-player": "two_player_bench.py",
+    "render": "render_bench.py",
+}
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    import runpy
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / BENCHMARKS[args.name]
+    if not script.exists():
+        raise UsageError(
+            f"bench {args.name}: {script} not found (benchmarks ship with the source tree)"
+        )
+    sys.argv = [str(script), *args.args]
+    runpy.run_path(str(script), run_name="__main__")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``mc-envs``."""
     parser = argparse.ArgumentParser(prog="mc-envs", description=__doc__)
@@ -266,6 +339,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--time", type=float, default=None, help="seconds (default: one complete search)"
     )
     solve.add_argument("--playouts", type=int, default=None, help="playout budget")
+    solve.add_argument(
+        "--workers", type=int, default=1, help="parallel searches (root parallelism)"
+    )
+    solve.add_argument("--backend", default="local", choices=["local", "ray"])
+    solve.add_argument("--address", help="Ray cluster address (backend ray)")
+    solve.add_argument(
+        "--checkpoint", help="save the search state to this JSON file every few seconds"
+    )
+    solve.add_argument("--resume", action="store_true", help="continue from --checkpoint")
     solve.add_argument("--out", default="solution.json")
     solve.add_argument("--quiet", action="store_true")
     solve.set_defaults(func=cmd_solve)
@@ -300,6 +382,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--vs", default="uct", help="two-player opponent: uct[-preset], puct, random, none"
     )
     play.add_argument("--second", action="store_true", help="two-player: let the opponent start")
+    play.add_argument(
+        "--terminal", action="store_true", help="two-player: play in the terminal, no window"
+    )
+    play.add_argument(
+        "--iterations", type=int, help="the opponent's iterations per move (terminal)"
+    )
+    play.add_argument("--time", type=float, help="the opponent's seconds per move (terminal)")
     play.add_argument("--seed", type=int, default=0, help="reset seed (random boards, puzzles)")
     play.add_argument("--position", type=int, help="SameGame standard position 1..20")
     play.add_argument("--depth", type=int, help="depth of LeftMove / LeftmostPath")
@@ -321,6 +410,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--variant", choices=["5D", "5T"], help="Morpion rules if the file does not say"
     )
     replay.set_defaults(func=cmd_replay)
+    arena = sub.add_parser("arena", help="two agents play both colours; wins/draws/losses")
+    arena.add_argument("game", choices=["tictactoe", "connect4"])
+    arena.add_argument("agent_a", help="uct[-preset], puct, random, nmcs ...")
+    arena.add_argument("agent_b")
+    arena.add_argument("--games", type=int, default=20)
+    arena.add_argument("--iterations", type=int, help="iterations per move of tree agents")
+    arena.add_argument("--time", type=float, help="seconds per move of tree agents")
+    arena.add_argument("--seed", type=int, default=0)
+    arena.add_argument("--quiet", action="store_true", help="no progress bar")
+    arena.set_defaults(func=cmd_arena)
+
+    bench = sub.add_parser("bench", help="run a benchmark from the source tree's benchmarks/")
+    bench.add_argument("name", choices=sorted(BENCHMARKS))
+    bench.add_argument("args", nargs=argparse.REMAINDER, help="passed to the benchmark script")
+    bench.set_defaults(func=cmd_bench)
     return parser
 
 

@@ -31,6 +31,7 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, 0o644)  # mkstemp makes 0600; records are meant to be shared
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
             handle.flush()

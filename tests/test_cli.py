@@ -186,3 +186,62 @@ def test_ctrl_c_saves_the_best_record_and_exits_130(tmp_path):
     assert "stopped: interrupt" in stdout
     assert run("verify", str(out)).returncode == 0
     assert not [p for p in Path(tmp_path).iterdir() if p.name.endswith(".tmp")]
+
+
+def test_arena_reports_wins_draws_losses(capsys):
+    assert (
+        main(
+            [
+                "arena",
+                "tictactoe",
+                "uct",
+                "random",
+                "--games",
+                "4",
+                "--iterations",
+                "200",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "4 games:" in out and "wins" in out and "95% CI" in out
+
+
+def test_solve_with_nrpa_writes_a_checkpoint(tmp_path):
+    ck, out = tmp_path / "ck.json", tmp_path / "s.json"
+    args = [
+        "solve",
+        "samegame",
+        "--position",
+        "2",
+        "--algo",
+        "nrpa",
+        "--level",
+        "1",
+        "--playouts",
+        "500",
+        "--quiet",
+    ]
+    assert main([*args, "--checkpoint", str(ck), "--out", str(out)]) == 0
+    assert json.loads(ck.read_text()) and main(["verify", str(out)]) == 0
+
+
+def test_resume_without_checkpoint_is_a_usage_error(tmp_path, capsys):
+    assert (
+        main(
+            [
+                "solve",
+                "samegame",
+                "--position",
+                "1",
+                "--resume",
+                "--quiet",
+                "--out",
+                str(tmp_path / "x.json"),
+            ]
+        )
+        == 2
+    )
+    assert "--resume needs --checkpoint" in capsys.readouterr().err
