@@ -113,7 +113,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
     time_limit = args.time
     if args.game == "sudoku" and time_limit is None and args.playouts is None:
         time_limit = 3600.0  # restart until the grid is solved (max_score), as in the paper
-    start = time.perf_counter()
     try:
         extra = {}
         if args.checkpoint:
@@ -132,7 +131,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         return 130
     if not args.quiet:
         sys.stderr.write(
-            _progress_line(time.perf_counter() - start, result.score, result.playouts) + "\n"
+            _progress_line(result.seconds, result.score, result.playouts) + "\n"
         )
     if result.actions or saved["score"] is None:
         save(result.score, result.actions, result.seconds, result.playouts)
