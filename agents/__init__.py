@@ -7,13 +7,8 @@ over the contract otherwise; both give the same result for a seed.
 from agents.base import Progress, SearchResult
 from agents.nmcs import NMCS
 from agents.nrpa import NRPA
-from agents.parallel import accepts_workers
 from agents.puct import PUCT
 from agents.random_agent import RandomAgent
 from agents.uct import UCT
-
-# workers=N, backend="local"|"ray", address= on every planner (NRPA takes them itself)
-for _cls in (NMCS, UCT, PUCT):
-    accepts_workers(_cls)
 
 __all__ = ["NMCS", "NRPA", "PUCT", "Progress", "RandomAgent", "SearchResult", "UCT"]

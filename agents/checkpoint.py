@@ -4,7 +4,8 @@ A checkpoint is ``{"format": "mc-envs/checkpoint", "version": 1, "algo", "params
 "best": {"score", "actions"}, "control": {...}, "search": {...}}``: ``state`` fingerprints the
 searched position so that a checkpoint is never resumed on another one, and ``search`` is the
 algorithm's own data (NRPA: every level's policy, best sequence and iteration counter and the random
-stream; NMCS: the moves committed at the top level and the best sequence). Files are replaced with
+stream; NMCS: every level's loop state, the moves committed, the best sequences and the random
+stream, saved between two playouts). Files are replaced with
 :func:`mc_envs.records.write_atomic`, so a crash or a SIGKILL leaves the previous complete file.
 """
 

@@ -8,17 +8,26 @@ equally good moves are broken uniformly at random.
 
 The algorithm is written once, in :func:`_nmcs`, against the state operations of
 :mod:`agents.ops`: compiled per built-in game, and run as plain Python on any other env.
+
+Long runs: every level keeps its loop state (moves committed, next candidate, best score, tie
+counts) in a row of ``frames``/``scores`` when it stops or pauses between two candidates, so the
+search can be saved to a JSON checkpoint after any playout and continued, in the same process or
+after a crash, exactly as if it had not stopped (``search(..., checkpoint=, resume=)``).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from agents.base import (
+    CONTROL_SIZE,
     NEG_INF,
+    PLAYOUT_LIMIT,
+    PLAYOUTS,
     RUNS,
     STOP,
     Best,
@@ -29,8 +38,16 @@ from agents.base import (
 )
 from agents.common import count_playout, record, stop_reason
 from agents.ops import EnvStates, bind_generic, compiled_ops, compiled_states, generic_policy
+from agents.parallel import accepts_workers
 from mc_envs._numba import instantiate
 from mc_envs.rng import rng_below, rng_state
+
+PAUSE = CONTROL_SIZE  # an extra control slot: pause after the next playout (checkpoints)
+
+# A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
+F_ACTIVE, F_PLAYED, F_NEXT, F_TIES, F_STEP_MOVE, F_STEP_TIES = range(6)
+S_BEST, S_STEP_BEST = range(2)
+FRAME_SIZE = 6
 
 
 def _nmcs(
@@ -42,6 +59,8 @@ def _nmcs(
     seqs,
     lens,
     path,
+    frames,
+    scores,
     policy,
     rng,
     memorize,
@@ -55,18 +74,45 @@ def _nmcs(
 
     Leaves the best sequence from this node in ``seqs[level, :lens[level]]`` and returns its score
     (without memorisation: the sequence actually played and its score).
+
+    Resumable: when the search is stopped or asked to pause (``control[PAUSE]``) between two
+    candidate moves, it saves its loop state in ``frames[level]``/``scores[level]`` and returns with
+    ``frames[level, F_ACTIVE]`` still set; its parent then saves its own state the same way. Called
+    again (with the parent's ``states[level]`` as before), it replays its committed moves and
+    continues exactly where it stopped.
     """
-    best = NEG_INF
-    ties = 0
-    played = 0
-    while control[STOP] == 0:
+    if frames[level, F_ACTIVE] != 0:  # resume: rebuild this level's state from its moves
+        played = frames[level, F_PLAYED]
+        first = frames[level, F_NEXT]
+        ties = frames[level, F_TIES]
+        step_move = frames[level, F_STEP_MOVE]
+        step_ties = frames[level, F_STEP_TIES]
+        best = scores[level, S_BEST]
+        step_best = scores[level, S_STEP_BEST]
+        for j in range(played):
+            play(states, level, path[d0 + j], ws)  # noqa: F821
+    else:
+        frames[level, F_ACTIVE] = 1
+        played = 0
+        first = 0
+        ties = 0
+        step_move = 0
+        step_ties = 0
+        best = NEG_INF
+        step_best = NEG_INF
+    pause = False
+    while True:
+        if control[STOP] != 0 or control[PAUSE] != 0:
+            pause = True  # ``first`` is 0 except on a resumed step, which continues at ``first``
+            break
         n = legal(states, level, ws, moves[level])  # noqa: F821
         if n == 0:
             break
-        step_best = NEG_INF
-        step_move = moves[level, 0]
-        step_ties = 0
-        for i in range(n):
+        if first == 0:
+            step_best = NEG_INF
+            step_move = moves[level, 0]
+            step_ties = 0
+        for i in range(first, n):
             m = moves[level, i]
             copy_state(states, level - 1, level)  # noqa: F821
             play(states, level - 1, m, ws)  # noqa: F821
@@ -88,6 +134,8 @@ def _nmcs(
                     seqs,
                     lens,
                     path,
+                    frames,
+                    scores,
                     policy,
                     rng,
                     memorize,
@@ -97,6 +145,10 @@ def _nmcs(
                     best_len,
                     max_score,
                 )
+                if frames[level - 1, F_ACTIVE] != 0:  # the child paused: candidate i continues
+                    pause = True
+                    first = i
+                    break
                 sub = seqs[level - 1, : lens[level - 1]]
             if memorize:
                 take = s > best
@@ -120,21 +172,33 @@ def _nmcs(
                 if take:
                     step_best = s
                     step_move = m
-            if control[STOP] != 0:
+            if control[STOP] != 0 or control[PAUSE] != 0:
+                pause = True
+                first = i + 1
                 break
-        if control[STOP] != 0:
+        if pause:
             break
+        first = 0
         m = seqs[level, played] if memorize else step_move
         play(states, level, m, ws)  # noqa: F821
         path[d0 + played] = m
         if not memorize:
             seqs[level, played] = m
         played += 1
+    if pause:
+        frames[level, F_PLAYED] = played
+        frames[level, F_NEXT] = first
+        frames[level, F_TIES] = ties
+        frames[level, F_STEP_MOVE] = step_move
+        frames[level, F_STEP_TIES] = step_ties
+        scores[level, S_BEST] = best
+        scores[level, S_STEP_BEST] = step_best
+        return best
+    frames[level, F_ACTIVE] = 0
     if played == 0 or not memorize:
         lens[level] = played
         best = score(states, level)  # noqa: F821
-        if control[STOP] == 0:
-            record(path, d0 + played, best, control, best_score, best_seq, best_len, max_score)
+        record(path, d0 + played, best, control, best_score, best_seq, best_len, max_score)
     return best
 
 
@@ -147,6 +211,8 @@ def _iterate(
     seqs,
     lens,
     path,
+    frames,
+    scores,
     policy,
     rng,
     memorize,
@@ -160,10 +226,11 @@ def _iterate(
     """Runs complete level-``level`` searches from ``states[level + 1]`` until told to stop.
 
     ``run_best`` receives the best result of the completed runs: [score] and its sequence in
-    ``seqs[level + 1]``. With ``restarts`` false, exactly one run.
+    ``seqs[level + 1]``. With ``restarts`` false, exactly one run. A run that was stopped or paused
+    part-way (``frames[level, F_ACTIVE]`` set) is continued by the next call.
     """
     top = level + 1
-    while control[STOP] == 0:
+    while control[STOP] == 0 and control[PAUSE] == 0:
         copy_state(states, level, top)  # noqa: F821
         if level == 0:
             k = playout(states, 0, policy, rng, ws, path, 0)  # noqa: F821
@@ -182,6 +249,8 @@ def _iterate(
                 seqs,
                 lens,
                 path,
+                frames,
+                scores,
                 policy,
                 rng,
                 memorize,
@@ -191,12 +260,13 @@ def _iterate(
                 best_len,
                 max_score,
             )
-        if control[STOP] == 0:  # a complete run
-            control[RUNS] += 1
-            if s > run_best[0]:
-                run_best[0] = s
-                seqs[top, : lens[level]] = seqs[level, : lens[level]]
-                lens[top] = lens[level]
+            if frames[level, F_ACTIVE] != 0:  # stopped or paused: the run continues later
+                break
+        control[RUNS] += 1
+        if s > run_best[0]:
+            run_best[0] = s
+            seqs[top, : lens[level]] = seqs[level, : lens[level]]
+            lens[top] = lens[level]
         if not restarts:
             break
     return run_best[0]
@@ -214,6 +284,8 @@ def _no_deeper(
     seqs,
     lens,
     path,
+    frames,
+    scores,
     policy,
     rng,
     memorize,
@@ -249,6 +321,7 @@ def compiled_entry(kernel: Any, level: int) -> Callable:
     return fn
 
 
+@accepts_workers
 class NMCS:
     """Nested Monte Carlo Search.
 
@@ -300,6 +373,9 @@ class NMCS:
         playouts: int | None = None,
         iterations: int | None = None,
         callback: Callback | None = None,
+        checkpoint: str | None = None,
+        resume: bool = False,
+        checkpoint_every: float = 5.0,
     ) -> SearchResult:
         """Searches from the env's current state and leaves the env as it was.
 
@@ -307,116 +383,22 @@ class NMCS:
         budget (``time_limit`` seconds, ``playouts``, or ``iterations`` = complete runs), restarts
         until the budget ends, and stops early as soon as the env's ``max_score`` is reached;
         the best sequence found is returned.
+
+        Args:
+            checkpoint: a JSON file where the search's state (the moves committed at every level,
+                the best sequences, the random stream, the counters) is saved every
+                ``checkpoint_every`` seconds and at the end (atomically). Saving waits for the
+                next playout to end; it does not change the search's result.
+            resume: continue the search saved in ``checkpoint`` (same env state and parameters)
+                exactly where it was; budgets count from the start of the saved search (playouts,
+                runs), the time limit from now.
         """
-        base = env.unwrapped
-        kernel = getattr(base, "kernel", None)
-        custom = callable(self.policy)
-        fast = self.compiled and kernel is not None and not custom
-        restarts = any(b is not None for b in (time_limit, playouts, iterations))
-        max_moves = _max_moves(base)
-        max_actions = int(base.action_space.n)
-        slots = self.level + 2
-        if fast:
-            policy = kernel.policies.get(self.policy or base.default_policy)
-            if policy is None:
-                raise ValueError(
-                    f"{base.game} has no playout policy {self.policy!r}; it has {sorted(kernel.policies)}"
-                )
-            states = compiled_states(base, slots)
-            ws = kernel.workspace(states[0])
-            fn = compiled_entry(kernel, self.level)
-            snapshot = None
-        else:
-            policy = generic_policy(base, self.policy)
-            snapshot = base.clone_state()
-            states = EnvStates(base, slots)
-            ws = None
-            fn = _generic
-        bound = getattr(base, "max_score", None)
-        max_score = float(bound) if restarts and bound is not None else 1.0e300
-        control = new_control(playouts, None)
-        best = Best(max_moves)
-        moves = np.zeros((slots, max_actions), dtype=np.int64)
-        seqs = np.zeros((slots, max_moves + 1), dtype=np.int64)
-        lens = np.zeros(slots, dtype=np.int64)
-        path = np.zeros(max_moves + 1, dtype=np.int64)
-        rng = rng_state(self.seed)
-        run_best = np.full(1, NEG_INF)
-
-        if fast:  # compile (or load from the cache) before the clock starts
-            idle = new_control(None, None)
-            idle[STOP] = 1
-            fn(
-                self.level,
-                False,
-                states,
-                ws,
-                moves,
-                seqs,
-                lens,
-                path,
-                policy,
-                rng,
-                self.memorize,
-                idle,
-                best.score,
-                best.seq,
-                best.length,
-                max_score,
-                run_best,
-            )
-
-        def work() -> None:
-            runs_left = iterations
-            while True:
-                fn(
-                    self.level,
-                    restarts and iterations is None,
-                    states,
-                    ws,
-                    moves,
-                    seqs,
-                    lens,
-                    path,
-                    policy,
-                    rng,
-                    self.memorize,
-                    control,
-                    best.score,
-                    best.seq,
-                    best.length,
-                    max_score,
-                    run_best,
-                )
-                if runs_left is None:
-                    return
-                runs_left -= 1
-                if runs_left <= 0 or control[STOP] != 0:
-                    return
-
-        try:
-            why, seconds = run_search(work, control, best, time_limit=time_limit, callback=callback)
-        finally:
-            if snapshot is not None:
-                base.restore_state(snapshot)
-        top = self.level + 1
-        if control[RUNS] > 0 and not self.memorize and control[STOP] != 2:
-            score, actions = float(run_best[0]), seqs[top, : lens[top]].tolist()
-        else:
-            score, actions = best.read(control)
-        if score == NEG_INF:  # interrupted before a first result
-            score = float("-inf")
-        if not why:
-            why = stop_reason(control[STOP])
-            if why == "complete" and iterations is not None:
-                why = "iterations"
-        return SearchResult(
-            score=score,
-            actions=actions,
-            playouts=int(control[1]),
-            seconds=seconds,
-            iterations=int(control[RUNS]),
-            stopped=why,
+        return _Run(self, env, time_limit, playouts, iterations).run(
+            time_limit=time_limit,
+            callback=callback,
+            checkpoint=checkpoint,
+            resume=resume,
+            checkpoint_every=checkpoint_every,
         )
 
     def act(self, env: Any) -> int:
@@ -425,6 +407,220 @@ class NMCS:
         if not result.actions:
             raise ValueError("no legal move: the game is over")
         return result.actions[0]
+
+
+class _Run:
+    """One NMCS search over one env: its arrays, its entry point, and the pause/save loop."""
+
+    def __init__(
+        self,
+        agent: NMCS,
+        env: Any,
+        time_limit: float | None,
+        playouts: int | None,
+        iterations: int | None,
+    ) -> None:
+        self.agent = agent
+        base = self.base = env.unwrapped
+        kernel = getattr(base, "kernel", None)
+        custom = callable(agent.policy)
+        self.fast = agent.compiled and kernel is not None and not custom
+        self.restarts = any(b is not None for b in (time_limit, playouts, iterations))
+        # complete runs to do: None = until a budget ends; one without a budget
+        self.limit = iterations if iterations is not None else (None if self.restarts else 1)
+        self.iterations = iterations
+        max_moves = _max_moves(base)
+        max_actions = int(base.action_space.n)
+        slots = agent.level + 2
+        if self.fast:
+            self.policy = kernel.policies.get(agent.policy or base.default_policy)
+            if self.policy is None:
+                raise ValueError(
+                    f"{base.game} has no playout policy {agent.policy!r}; "
+                    f"it has {sorted(kernel.policies)}"
+                )
+            self.states = compiled_states(base, slots)
+            self.ws = kernel.workspace(self.states[0])
+            self.fn = compiled_entry(kernel, agent.level)
+            self.snapshot = None
+        else:
+            self.policy = generic_policy(base, agent.policy)
+            self.snapshot = base.clone_state()
+            self.states = EnvStates(base, slots)
+            self.ws = None
+            self.fn = _generic
+        bound = getattr(base, "max_score", None)
+        self.max_score = float(bound) if self.restarts and bound is not None else 1.0e300
+        self.control = np.zeros(CONTROL_SIZE + 2, dtype=np.int64)
+        self.control[:CONTROL_SIZE] = new_control(playouts, None)
+        self.best = Best(max_moves)
+        self.moves = np.zeros((slots, max_actions), dtype=np.int64)
+        self.seqs = np.zeros((slots, max_moves + 1), dtype=np.int64)
+        self.lens = np.zeros(slots, dtype=np.int64)
+        self.path = np.zeros(max_moves + 1, dtype=np.int64)
+        self.frames = np.zeros((slots, FRAME_SIZE), dtype=np.int64)
+        self.scores = np.zeros((slots, 2), dtype=np.float64)
+        self.rng = rng_state(agent.seed)
+        self.run_best = np.full(1, NEG_INF)
+
+    def call(self, restarts: bool, control: np.ndarray) -> float:
+        return self.fn(
+            self.agent.level,
+            restarts,
+            self.states,
+            self.ws,
+            self.moves,
+            self.seqs,
+            self.lens,
+            self.path,
+            self.frames,
+            self.scores,
+            self.policy,
+            self.rng,
+            self.agent.memorize,
+            control,
+            self.best.score,
+            self.best.seq,
+            self.best.length,
+            self.max_score,
+            self.run_best,
+        )
+
+    def warm_up(self) -> None:
+        """Compiles (or loads from the cache) before the clock starts."""
+        if self.fast:
+            idle = np.zeros_like(self.control)
+            idle[STOP] = 1
+            self.call(False, idle)
+
+    # -- checkpoints ------------------------------------------------------------------------------
+
+    def dump(self) -> dict[str, Any]:
+        """The checkpoint data: JSON-ready, everything that decides the search's future."""
+        from agents.checkpoint import state_fingerprint
+
+        score, actions = self.best.read(self.control)
+        return {
+            "format": "mc-envs/checkpoint",
+            "version": 1,
+            "algo": "nmcs",
+            "params": self.agent.params,
+            "state": state_fingerprint(self.base),
+            "best": {"score": score, "actions": actions},
+            "control": {
+                "playouts": int(self.control[PLAYOUTS]),
+                "runs": int(self.control[RUNS]),
+            },
+            "search": {
+                "frames": self.frames.tolist(),
+                "scores": self.scores.tolist(),
+                "seqs": [_trimmed(row) for row in self.seqs],
+                "lens": self.lens.tolist(),
+                "path": _trimmed(self.path),
+                "rng": [int(x) for x in self.rng],
+                "run_best": float(self.run_best[0]),
+            },
+        }
+
+    def load(self, data: dict[str, Any]) -> None:
+        """Restores the search saved by :meth:`dump`."""
+        from agents.checkpoint import check_checkpoint
+
+        check_checkpoint(data, "nmcs", self.agent.params, self.base)
+        s = data["search"]
+        if len(s["frames"]) != len(self.frames):
+            raise ValueError("checkpoint of another level")
+        self.frames[:] = np.asarray(s["frames"], dtype=np.int64)
+        self.scores[:] = np.asarray(s["scores"], dtype=np.float64)
+        self.lens[:] = np.asarray(s["lens"], dtype=np.int64)
+        for row, seq in enumerate(s["seqs"]):
+            self.seqs[row, : len(seq)] = seq
+        self.path[: len(s["path"])] = s["path"]
+        self.rng[:] = np.asarray(s["rng"], dtype=np.uint64)
+        self.run_best[0] = s["run_best"]
+        best = data["best"]
+        n = len(best["actions"])
+        self.best.seq[:n] = best["actions"]
+        self.best.length[0] = n
+        self.best.score[0] = best["score"]
+        self.control[PLAYOUTS] = data["control"]["playouts"]
+        self.control[RUNS] = data["control"]["runs"]
+        if self.control[PLAYOUTS] >= self.control[PLAYOUT_LIMIT]:
+            self.control[STOP] = 3
+        if self.best.score[0] >= self.max_score:
+            self.control[STOP] = 2
+
+    def run(
+        self,
+        *,
+        time_limit: float | None,
+        callback: Callback | None,
+        checkpoint: str | None,
+        resume: bool,
+        checkpoint_every: float,
+    ) -> SearchResult:
+        from agents.checkpoint import read_checkpoint, write_checkpoint
+
+        if resume:
+            if checkpoint is None:
+                raise ValueError("resume=True needs checkpoint=PATH")
+            self.load(read_checkpoint(checkpoint))
+        self.warm_up()
+        control = self.control
+        limit = self.limit
+        done = threading.Event()
+
+        def ticker() -> None:  # asks the search to pause after the next playout
+            while not done.wait(checkpoint_every):
+                control[PAUSE] = 1
+
+        def work() -> None:
+            while control[STOP] == 0:
+                if limit is not None and control[RUNS] >= limit:
+                    return
+                self.call(limit is None, control)
+                if control[PAUSE] != 0:
+                    if control[STOP] == 0:
+                        write_checkpoint(checkpoint, self.dump())
+                    control[PAUSE] = 0
+
+        if checkpoint is not None:
+            threading.Thread(target=ticker, name="mc-envs-checkpoint", daemon=True).start()
+        try:
+            why, seconds = run_search(
+                work, control, self.best, time_limit=time_limit, callback=callback
+            )
+        finally:
+            done.set()
+            if self.snapshot is not None:
+                self.base.restore_state(self.snapshot)
+        if checkpoint is not None:
+            write_checkpoint(checkpoint, self.dump())
+        top = self.agent.level + 1
+        if control[RUNS] > 0 and not self.agent.memorize and control[STOP] != 2:
+            score, actions = float(self.run_best[0]), self.seqs[top, : self.lens[top]].tolist()
+        else:
+            score, actions = self.best.read(control)
+        if score == NEG_INF:  # interrupted before a first result
+            score = float("-inf")
+        if not why:
+            why = stop_reason(control[STOP])
+            if why == "complete" and self.iterations is not None:
+                why = "iterations"
+        return SearchResult(
+            score=score,
+            actions=actions,
+            playouts=int(control[PLAYOUTS]),
+            seconds=seconds,
+            iterations=int(control[RUNS]),
+            stopped=why,
+        )
+
+
+def _trimmed(row: np.ndarray) -> list[int]:
+    """The row without its trailing zeros (fresh arrays are zeros: loading restores them)."""
+    nz = np.flatnonzero(row)
+    return row[: nz[-1] + 1 if len(nz) else 0].tolist()
 
 
 def _max_moves(base: Any) -> int:

@@ -50,6 +50,7 @@ from agents.ops import EnvStates, bind_generic, compiled_ops, compiled_states
 from mc_envs._numba import instantiate, njit
 from mc_envs.rng import rng_state, rng_uniform
 
+PARALLEL = ("root", "distributed")
 PRIME = 524_287  # policy table size (2**19 - 1): codes are reduced modulo this prime
 PAUSE = CONTROL_SIZE  # an extra control slot: pause at the next iteration boundary (checkpoints)
 DELTA_CAPACITY = 1 << 20  # buffered weight changes of one adaptation before they are applied
@@ -597,10 +598,14 @@ class NRPA:
             (``"tabu"`` for SameGame, ``"random"`` otherwise).
         compiled: use the game's compiled search when it has one (True, the default), or force the
             generic Python path (False: slower, same result).
-        workers: processes (or Ray tasks) searching in parallel from derived seeds, the best kept
-            (root parallelism, :mod:`agents.parallel`).
+        workers: processes (or Ray tasks) searching in parallel.
         backend: ``"local"`` (processes, the default) or ``"ray"``.
         address: the Ray cluster to join (``backend="ray"``); ``None`` starts or joins a local one.
+        parallel: how ``workers > 1`` share the search: ``"root"`` (the default: independent
+            searches from derived seeds, the best kept, :mod:`agents.parallel`) or
+            ``"distributed"`` (Negrevergne & Cazenave 2017: the top level's policy stays with the
+            caller, and its iterations run as level-(L-1) searches on the workers, ``workers``
+            at a time; see :func:`distributed_search`).
     """
 
     name = "nrpa"
@@ -617,6 +622,7 @@ class NRPA:
         workers: int = 1,
         backend: str = "local",
         address: str | None = None,
+        parallel: str = "root",
     ) -> None:
         if level < 1:
             raise ValueError(f"level must be >= 1, got {level}")
@@ -630,9 +636,17 @@ class NRPA:
         self.seed = int(seed)
         self.policy = policy
         self.compiled = bool(compiled)
+        if parallel not in PARALLEL:
+            raise ValueError(f"parallel must be one of {PARALLEL}, got {parallel!r}")
+        if parallel == "distributed" and level < 2:
+            raise ValueError("distributed NRPA spreads level-(L-1) searches: it needs level >= 2")
+        from agents.parallel import check_parallel
+
+        check_parallel(workers, backend)
         self.workers = int(workers)
         self.backend = backend
         self.address = address
+        self.parallel = parallel
 
     @property
     def params(self) -> dict:
@@ -644,6 +658,7 @@ class NRPA:
             "seed": self.seed,
             "policy": self.policy,
             "workers": self.workers,
+            **({"parallel": self.parallel} if self.parallel != "root" else {}),
         }
 
     def _tabu(self, base: Any) -> int:
@@ -692,7 +707,15 @@ class NRPA:
 
             if checkpoint is not None:
                 raise ValueError("checkpoints are per search: use workers=1 with checkpoint=")
-
+            if self.parallel == "distributed":
+                return distributed_search(
+                    self,
+                    env,
+                    time_limit=time_limit,
+                    playouts=playouts,
+                    iterations=iterations,
+                    callback=callback,
+                )
             return parallel_search(
                 self,
                 env,
@@ -701,7 +724,7 @@ class NRPA:
                 iterations=iterations,
                 callback=callback,
             )
-        return _Run(self, env, playouts, iterations).run(
+        return _Run(self, env, playouts, iterations, timed=time_limit is not None).run(
             time_limit=time_limit,
             callback=callback,
             checkpoint=checkpoint,
@@ -720,7 +743,14 @@ class NRPA:
 class _Run:
     """One NRPA search over one env: its arrays, its entry point, and the pause/save loop."""
 
-    def __init__(self, agent: NRPA, env: Any, playouts: int | None, iterations: int | None):
+    def __init__(
+        self,
+        agent: NRPA,
+        env: Any,
+        playouts: int | None,
+        iterations: int | None,
+        timed: bool = False,
+    ):
         from agents.nmcs import _max_moves
 
         self.agent = agent
@@ -729,7 +759,7 @@ class _Run:
         self.fast = agent.compiled and kernel is not None
         self.tabu = agent._tabu(base)
         self.iterations = iterations
-        self.restarts = any(b is not None for b in (playouts, iterations))
+        self.restarts = timed or any(b is not None for b in (playouts, iterations))
         max_moves = _max_moves(base)
         max_actions = int(base.action_space.n)
         if self.fast:
@@ -896,3 +926,230 @@ class _Run:
             stopped=why,
             extra={"level_iterations": self.s.iters.tolist()},
         )
+
+
+# -- distributed NRPA -----------------------------------------------------------------------------
+
+
+class _PolicySearch:
+    """One iteration of a distributed NRPA's top level: a level-(L-1) search from given weights.
+
+    Picklable (it is sent to a worker); ``search`` has the agent call signature that
+    :func:`agents.parallel.run_worker` expects. A complete search returns its level's result
+    (the sequence NRPA passes up, ties resolved by ``>=``); a stopped one, its best rollout.
+    """
+
+    def __init__(self, agent: NRPA, seed: int, index: np.ndarray, weight: np.ndarray) -> None:
+        self.agent = NRPA(
+            agent.level - 1,
+            iterations=agent.iterations,
+            alpha=agent.alpha,
+            seed=seed,
+            policy=agent.policy,
+            compiled=agent.compiled,
+        )
+        self.index, self.weight = index, weight
+
+    def search(
+        self,
+        env: Any,
+        *,
+        time_limit: float | None = None,
+        playouts: int | None = None,
+        iterations: int | None = None,
+        callback: Callback | None = None,
+    ) -> SearchResult:
+        level = self.agent.level
+        run = _Run(self.agent, env, playouts, 1)  # one run; max_score honoured
+        s = run.s
+        s.set_policy(level, {"index": self.index, "weight": self.weight})
+        s.active[level + 1] = 1  # a run under way: it starts from these weights, not from zero
+        result = run.run(
+            time_limit=time_limit,
+            callback=callback,
+            checkpoint=None,
+            resume=False,
+            checkpoint_every=5.0,
+        )
+        if run.control[RUNS] > 0:
+            n = int(s.lens[level + 1])
+            result.score = float(s.scores[level + 1])
+            result.actions = s.seqs[level + 1, :n].tolist()
+        return result
+
+
+class _WarmUp:
+    """A task that only loads (or compiles) a worker's level-(L-1) search, before the clock starts."""
+
+    def __init__(self, agent: NRPA) -> None:
+        self.agent = NRPA(agent.level - 1, policy=agent.policy, compiled=agent.compiled)
+
+    def search(self, env: Any, **budgets: Any) -> SearchResult:
+        _Run(self.agent, env, None, 1).warm_up()
+        return SearchResult(score=NEG_INF, actions=[], playouts=0, seconds=0.0)
+
+
+def distributed_search(
+    agent: NRPA,
+    env: Any,
+    *,
+    time_limit: float | None = None,
+    playouts: int | None = None,
+    iterations: int | None = None,
+    callback: Callback | None = None,
+) -> SearchResult:
+    """Distributed NRPA (Negrevergne & Cazenave 2017): the top level here, its iterations on workers.
+
+    The caller keeps the level-L policy. A round sends it to ``agent.workers`` workers, each of
+    which runs one level-(L-1) NRPA from it (iteration ``k`` of the whole search seeded with
+    ``worker_seed(agent.seed, k)``); then, in iteration order, each result replaces the level's best
+    sequence if it is at least as good, and the policy is adapted towards the best, once per
+    iteration, as in NRPA. ``iterations`` (N) top-level iterations make a run, in rounds of
+    ``workers``; with a budget, runs restart from a zero policy until it ends.
+
+    The result depends only on the seed, the number of workers and the budget in playouts or runs,
+    not on the backend or on timing. Playout budgets are split between the searches of a round,
+    so a round that reaches the budget ends the search (the playouts never exceed it).
+
+    Args:
+        agent: an NRPA of level >= 2 with ``workers``, ``backend`` and ``address``.
+        env: the env to search from (left unchanged).
+        time_limit, playouts, iterations, callback: as :meth:`NRPA.search` (``iterations`` counts
+            complete top-level runs).
+
+    Returns:
+        The best sequence found; ``extra`` has ``rounds``, ``tasks`` and ``backend``.
+    """
+    import time
+
+    from agents.base import Progress
+    from agents.parallel import REPORT_EVERY, TaskPool, worker_seed
+
+    if agent.level < 2:
+        raise ValueError("distributed NRPA needs level >= 2")
+    base = env.unwrapped
+    width = int(agent.workers)
+    level = agent.level
+    restarts = any(b is not None for b in (time_limit, playouts, iterations))
+    run_limit = iterations if iterations is not None else (None if restarts else 1)
+    master = _Run(agent, base, playouts, iterations)  # the top level's policy and adaptation
+    m = master.s
+    bound = getattr(base, "max_score", None)
+    max_score = float(bound) if restarts and bound is not None else math.inf
+
+    _WarmUp(agent).search(base)  # compiles into the on-disk cache the workers load from
+    pool = TaskPool(width, agent.backend, base, agent.address)
+    try:
+        for j in range(width):  # each worker loads its search before the clock starts
+            pool.submit(_WarmUp(agent), {}, -1 - j)
+        while pool.pending:
+            pool.poll(0.05)
+    except BaseException:
+        pool.close()
+        raise
+
+    best_score, best_actions = NEG_INF, []  # over every task, in task order: deterministic
+    shown_score, shown_actions = NEG_INF, []  # live progress, from the workers' reports
+    total = 0
+    runs = 0
+    tasks = 0
+    rounds = 0
+    why = ""
+    start = time.perf_counter()
+    try:
+        last_report, improved, counts = start, False, {}
+        while not why and (run_limit is None or runs < run_limit):
+            clear_policy(m.w, m.mark, m.used, m.nused, level)
+            run_score, run_seq = NEG_INF, np.zeros(0, dtype=np.int64)
+            done_iters = 0
+            while done_iters < agent.iterations and not why:
+                k = min(width, agent.iterations - done_iters)
+                index = m.used[level, : m.nused[level]].copy()
+                weight = m.w[level, index].copy()
+                for j in range(k):
+                    budget: dict[str, Any] = {}
+                    if playouts is not None:
+                        budget["playouts"] = max((playouts - total) // k, 1)
+                    task = _PolicySearch(agent, worker_seed(agent.seed, tasks + j), index, weight)
+                    pool.submit(task, budget, tasks + j)
+                results: dict[int, dict] = {}
+                while len(results) < k:
+                    messages, finished = pool.poll(0.02)
+                    results.update(finished)
+                    for message in messages:
+                        kind, i = message[0], message[1]
+                        if kind == "best" and message[2] > shown_score:
+                            shown_score, shown_actions = message[2], list(message[3])
+                            improved = True
+                        elif kind == "count":
+                            counts[i] = max(counts.get(i, 0), message[2])
+                    now = time.perf_counter()
+                    if time_limit is not None and now - start >= time_limit and not why:
+                        why = "time"
+                        pool.stop()
+                    due = improved or now - last_report >= REPORT_EVERY
+                    if callback is not None and not why and shown_score > NEG_INF and due:
+                        last_report = now
+                        done = total + sum(counts.get(tasks + j, 0) for j in range(k))
+                        progress = Progress(now - start, shown_score, shown_actions, done, improved)
+                        improved = False
+                        if callback(progress):
+                            why = "callback"
+                            pool.stop()
+                cut = False
+                for j in range(k):  # in iteration order, as sequential NRPA
+                    r = results[tasks + j]
+                    total += r["playouts"]
+                    if r["score"] > best_score:
+                        best_score, best_actions = r["score"], list(r["actions"])
+                    if r["stopped"] in ("playouts", "max_score", "stopped", "callback"):
+                        cut = True  # an unfinished level-(L-1) search: the run ends here
+                    if r["score"] >= run_score:
+                        run_score = r["score"]
+                        run_seq = np.asarray(r["actions"], dtype=np.int64)
+                    master.adapt(
+                        level,
+                        run_seq,
+                        len(run_seq),
+                        master.states,
+                        master.ws,
+                        m.moves,
+                        m.probs,
+                        m.w,
+                        m.mark,
+                        m.used,
+                        m.nused,
+                        m.dcode,
+                        m.dval,
+                        agent.alpha,
+                        master.tabu,
+                        PRIME,
+                    )
+                tasks += k
+                rounds += 1
+                done_iters += k
+                if best_score >= max_score and not why:
+                    why = "max_score"
+                elif playouts is not None and (total >= playouts or cut) and not why:
+                    why = "playouts"
+                if best_score > shown_score:
+                    shown_score, shown_actions = best_score, best_actions
+            if done_iters >= agent.iterations:
+                runs += 1
+    except KeyboardInterrupt:
+        why = "interrupt"
+    finally:
+        pool.close()
+        if master.snapshot is not None:
+            master.base.restore_state(master.snapshot)
+    if not why:
+        why = "iterations" if iterations is not None else "complete"
+    return SearchResult(
+        score=float(best_score) if best_score > NEG_INF else float("-inf"),
+        actions=best_actions,
+        playouts=total,
+        seconds=time.perf_counter() - start,
+        iterations=runs,
+        stopped=why,
+        extra={"rounds": rounds, "tasks": tasks, "backend": agent.backend},
+    )

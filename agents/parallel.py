@@ -13,6 +13,10 @@ only on its seed and budget, so both backends give the same result for the same 
 
 Any agent class gains the ``workers``/``backend``/``address`` keywords with :func:`accepts_workers`;
 with ``workers=1`` (the default) its search is unchanged.
+
+:class:`TaskPool` runs many short searches on a fixed set of workers (processes or Ray tasks), for
+searches that keep their top level in the caller: distributed NRPA
+(:func:`agents.nrpa.distributed_search`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import contextlib
 import copy
 import functools
 import multiprocessing as mp
+import pickle
 import queue
 import time
 import traceback
@@ -196,54 +201,67 @@ class _LocalPool:
 
 
 def _ray():
+    import os
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no phoning home from clusters
     try:
         import ray
     except ImportError:
-        raise ImportError(
-            "backend='ray' needs Ray: pip install 'ray[default]' (or mc-envs[ray])"
-        ) from None
+        raise ImportError("backend='ray' needs Ray: pip install 'mc-envs[distributed]'") from None
+    return ray
+
+
+def _ray_remotes() -> tuple[Any, Any, Any]:
+    """The Ray actor, worker-side channel and remote task shared by the Ray backends."""
+    ray = _ray()
+
+    @ray.remote
+    class Board:
+        def __init__(self) -> None:
+            self.messages: list = []
+            self.stop = False
+
+        def put(self, message: tuple) -> None:
+            self.messages.append(message)
+
+        def drain(self) -> list:
+            out, self.messages = self.messages, []
+            return out
+
+        def set_stop(self) -> None:
+            self.stop = True
+
+        def stopped(self) -> bool:
+            return self.stop
+
+    class Channel:
+        def __init__(self, board: Any) -> None:
+            self.board = board
+
+        def put(self, message: tuple) -> None:
+            self.board.put.remote(message)
+
+        def stopped(self) -> bool:
+            return ray.get(self.board.stopped.remote())
+
+    @ray.remote
+    def task(agent, env, budgets, index, board):
+        return run_worker(agent, env, budgets, index, Channel(board))
+
+    return Board, Channel, task
+
+
+def _ray_init(address: str | None) -> Any:
+    ray = _ray()
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, ignore_reinit_error=True)
     return ray
 
 
 class _RayPool:
     def __init__(self, agents: list, env: Any, budgets: list[dict], address: str | None) -> None:
-        ray = self.ray = _ray()
-        if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False, ignore_reinit_error=True)
-
-        @ray.remote
-        class Board:
-            def __init__(self) -> None:
-                self.messages: list = []
-                self.stop = False
-
-            def put(self, message: tuple) -> None:
-                self.messages.append(message)
-
-            def drain(self) -> list:
-                out, self.messages = self.messages, []
-                return out
-
-            def set_stop(self) -> None:
-                self.stop = True
-
-            def stopped(self) -> bool:
-                return self.stop
-
-        class Channel:
-            def __init__(self, board: Any) -> None:
-                self.board = board
-
-            def put(self, message: tuple) -> None:
-                self.board.put.remote(message)
-
-            def stopped(self) -> bool:
-                return ray.get(self.board.stopped.remote())
-
-        @ray.remote
-        def task(agent, env, budgets, index, board):
-            return run_worker(agent, env, budgets, index, Channel(board))
-
+        ray = self.ray = _ray_init(address)
+        Board, _, task = _ray_remotes()
         self.board = Board.remote()
         env_ref = ray.put(env)
         self.tasks = [
@@ -272,6 +290,120 @@ class _RayPool:
     def close(self) -> None:
         self.stop()
         self.ray.wait(self.tasks, num_returns=len(self.tasks), timeout=10)
+
+
+# -- task pools: many short searches on a fixed set of workers (distributed NRPA) -----------------
+
+_channel: Any = None  # the worker process's channel to the master (local task pools)
+
+
+def _task_init(messages: Any, stop: Any) -> None:
+    global _channel
+    _channel = _LocalChannel(messages, stop)
+
+
+def _task_main(agent: Any, env: bytes, budgets: dict, index: int) -> dict:
+    return run_worker(agent, pickle.loads(env), budgets, index, _channel)
+
+
+class TaskPool:
+    """``workers`` long-lived workers running searches submitted one by one.
+
+    Each search is an agent-like object (``search(env, callback=..., **budgets)``) run by
+    :func:`run_worker`: it reports improvements and playout counts, and stops when the pool is
+    stopped. Local processes (``spawn``) or Ray tasks.
+
+    Args:
+        workers: how many searches run at once.
+        backend: ``"local"`` or ``"ray"``.
+        env: the env the searches start from, as it is when the pool is made (sent once to Ray,
+            with every task to processes).
+        address: the Ray cluster (``backend="ray"``).
+    """
+
+    def __init__(self, workers: int, backend: str, env: Any, address: str | None = None) -> None:
+        check_parallel(workers, backend)
+        self.backend = backend
+        self.pending: dict[int, Any] = {}
+        if backend == "ray":
+            self.ray = _ray_init(address)
+            board, _, self._task = _ray_remotes()
+            self.board = board.remote()
+            self.env = self.ray.put(env)
+        else:
+            from concurrent.futures import ProcessPoolExecutor
+
+            ctx = mp.get_context("spawn")
+            self.messages = ctx.Queue()
+            self.event = ctx.Event()
+            self.env = pickle.dumps(env)  # the env as it is now, whatever the caller does next
+            self.pool = ProcessPoolExecutor(
+                workers,
+                mp_context=ctx,
+                initializer=_task_init,
+                initargs=(self.messages, self.event),
+            )
+
+    def submit(self, agent: Any, budgets: dict, index: int) -> None:
+        """Starts ``agent.search`` as task ``index`` (its messages and result carry the index)."""
+        if self.backend == "ray":
+            self.pending[index] = self._task.remote(agent, self.env, budgets, index, self.board)
+        else:
+            self.pending[index] = self.pool.submit(_task_main, agent, self.env, budgets, index)
+
+    def poll(self, timeout: float) -> tuple[list[tuple], dict[int, dict]]:
+        """Waits up to ``timeout`` seconds; returns (progress messages, finished tasks' results).
+
+        Raises:
+            RuntimeError: a task failed (with the worker's traceback).
+        """
+        finished: dict[int, dict] = {}
+        if self.backend == "ray":
+            time.sleep(timeout)
+            messages = self.ray.get(self.board.drain.remote())
+            refs = list(self.pending.values())
+            ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0) if refs else ([], [])
+            for index, ref in list(self.pending.items()):
+                if ref in ready:
+                    try:
+                        finished[index] = self.ray.get(ref)
+                    except Exception as exc:  # noqa: BLE001
+                        raise RuntimeError(f"a distributed task failed:\n{exc}") from None
+                    del self.pending[index]
+        else:
+            messages = []
+            try:
+                messages.append(self.messages.get(timeout=timeout))
+                while True:
+                    messages.append(self.messages.get_nowait())
+            except queue.Empty:
+                pass
+            for index, future in list(self.pending.items()):
+                if future.done():
+                    exc = future.exception()
+                    if exc is not None:
+                        raise RuntimeError(f"a distributed task failed:\n{exc!r}")
+                    finished[index] = future.result()
+                    del self.pending[index]
+        messages = [m for m in messages if m[0] in ("best", "count")]
+        return messages, finished
+
+    def stop(self) -> None:
+        """Asks every running search to return its best so far."""
+        if self.backend == "ray":
+            self.board.set_stop.remote()
+        else:
+            self.event.set()
+
+    def close(self) -> None:
+        """Stops the searches and releases the workers."""
+        self.stop()
+        if self.backend == "ray":
+            refs = list(self.pending.values())
+            if refs:
+                self.ray.wait(refs, num_returns=len(refs), timeout=10)
+        else:
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 # -- the master -----------------------------------------------------------------------------------

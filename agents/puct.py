@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.parallel import accepts_workers
 from agents.tree import FPU, MODE_ALPHAGO, MODE_ALPHAZERO, KernelPrior
 from agents.uct import TreeAgent
 from mc_envs.games import connect_four
@@ -36,6 +37,7 @@ strongly preferred (:func:`mc_envs.games.connect_four.heuristic_prior`). Compile
 FORMS = {"alphago": MODE_ALPHAGO, "alphazero": MODE_ALPHAZERO}
 
 
+@accepts_workers
 class PUCT(TreeAgent):
     """Predictor + UCT: tree search with a move prior.
 
@@ -80,16 +82,33 @@ class PUCT(TreeAgent):
         self.dirichlet_alpha = dirichlet_alpha
         self.dirichlet_eps = float(dirichlet_eps)
         self._mode = FORMS[form]
-        super().__init__(iterations=iterations, time_limit=time_limit, c=c, seed=seed, policy=policy,
-                         backup=backup, reuse=reuse, compiled=compiled)
+        super().__init__(
+            iterations=iterations,
+            time_limit=time_limit,
+            c=c,
+            seed=seed,
+            policy=policy,
+            backup=backup,
+            reuse=reuse,
+            compiled=compiled,
+        )
 
     @property
     def params(self) -> dict:
         """The constructor arguments (for records)."""
-        prior = None if self.prior is None else getattr(self.prior, "name", None) or getattr(
-            self.prior, "__name__", "custom")
-        return {**super().params, "prior": prior, "form": self.form, "fpu": self.fpu,
-                "dirichlet_alpha": self.dirichlet_alpha, "dirichlet_eps": self.dirichlet_eps}
+        prior = (
+            None
+            if self.prior is None
+            else getattr(self.prior, "name", None) or getattr(self.prior, "__name__", "custom")
+        )
+        return {
+            **super().params,
+            "prior": prior,
+            "form": self.form,
+            "fpu": self.fpu,
+            "dirichlet_alpha": self.dirichlet_alpha,
+            "dirichlet_eps": self.dirichlet_eps,
+        }
 
     def _compiled_prior(self, base: Any) -> tuple[bool, Any]:
         if self.prior is None:

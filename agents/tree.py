@@ -55,8 +55,27 @@ DONE, GROW, PAUSE = 0, 1, 2
 CHUNK = 512
 
 
-def _tree_search(states, ws, moves, path, policy, rng, control, best_score, best_seq, best_len,
-                 max_score, ni, nf, ea, ep, used, norm, cfg, fbuf):
+def _tree_search(
+    states,
+    ws,
+    moves,
+    path,
+    policy,
+    rng,
+    control,
+    best_score,
+    best_seq,
+    best_len,
+    max_score,
+    ni,
+    nf,
+    ea,
+    ep,
+    used,
+    norm,
+    cfg,
+    fbuf,
+):
     """Runs iterations from ``states[0]`` (the root node ``used[ROOT]``) until told to stop.
 
     Returns GROW when the tree needs more room (the caller grows it and calls again), PAUSE after
@@ -349,7 +368,7 @@ class Tree:
         if n <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         e0 = int(self.ni[node, EDGE0])
-        return self.ea[e0:e0 + n, ACTION].copy(), self.ea[e0:e0 + n, CHILD].copy()
+        return self.ea[e0 : e0 + n, ACTION].copy(), self.ea[e0 : e0 + n, CHILD].copy()
 
     def children(self, node: int) -> list[tuple[int, int]]:
         """(action, child) for the children that exist."""

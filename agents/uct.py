@@ -29,6 +29,7 @@ import numpy as np
 from agents.base import NEG_INF, STOP, Best, Callback, SearchResult, new_control, run_search
 from agents.common import stop_reason
 from agents.ops import EnvStates, compiled_states
+from agents.parallel import accepts_workers
 from agents.presets import PRESETS, preset_iterations
 from agents.tree import (
     BACKUP_MAX,
@@ -107,9 +108,18 @@ class TreeAgent:
     @property
     def params(self) -> dict:
         """The constructor arguments (for records)."""
-        policy = self.policy if not callable(self.policy) else getattr(self.policy, "__name__", "custom")
-        return {"iterations": self.iterations, "time_limit": self.time_limit, "c": self.c,
-                "seed": self.seed, "policy": policy, "backup": self.backup, "reuse": self.reuse}
+        policy = (
+            self.policy if not callable(self.policy) else getattr(self.policy, "__name__", "custom")
+        )
+        return {
+            "iterations": self.iterations,
+            "time_limit": self.time_limit,
+            "c": self.c,
+            "seed": self.seed,
+            "policy": policy,
+            "backup": self.backup,
+            "reuse": self.reuse,
+        }
 
     # -- hooks for PUCT -------------------------------------------------------------------------
 
@@ -156,7 +166,9 @@ class TreeAgent:
                 iterations = DEFAULT_ITERATIONS
         kernel = getattr(base, "kernel", None)
         two_player = (
-            kernel.player is not None if kernel is not None else callable(getattr(base, "returns", None))
+            kernel.player is not None
+            if kernel is not None
+            else callable(getattr(base, "returns", None))
         )
         prior_ok, kprior = self._compiled_prior(base)
         fast = self.compiled and kernel is not None and prior_ok and not callable(self.policy)
@@ -200,7 +212,9 @@ class TreeAgent:
             if tree.ni[root, NEDGES] > 0:  # already expanded: noise the stored priors here
                 e0, n = int(tree.ni[root, EDGE0]), int(tree.ni[root, NEDGES])
                 eps = cfg[NOISE_EPS]
-                tree.ep[e0:e0 + n, PRIOR] = (1 - eps) * tree.ep[e0:e0 + n, PRIOR_CLEAN] + eps * noise[:n]
+                tree.ep[e0 : e0 + n, PRIOR] = (1 - eps) * tree.ep[
+                    e0 : e0 + n, PRIOR_CLEAN
+                ] + eps * noise[:n]
         max_score = base.max_score if getattr(base, "max_score", None) is not None else 1.0e300
         control = new_control(playouts, iterations)
         best = Best(max_moves)
@@ -214,9 +228,27 @@ class TreeAgent:
 
         def work() -> None:
             while True:
-                code = fn(states, ws, moves, path, policy, rng, control, best.score, best.seq,
-                          best.length, max_score, tree.ni, tree.nf, tree.ea, tree.ep, tree.used,
-                          tree.norm, cfg, fbuf)
+                code = fn(
+                    states,
+                    ws,
+                    moves,
+                    path,
+                    policy,
+                    rng,
+                    control,
+                    best.score,
+                    best.seq,
+                    best.length,
+                    max_score,
+                    tree.ni,
+                    tree.nf,
+                    tree.ea,
+                    tree.ep,
+                    tree.used,
+                    tree.norm,
+                    cfg,
+                    fbuf,
+                )
                 if code == GROW:
                     tree.grow()
                 elif code != PAUSE:
@@ -264,12 +296,18 @@ class TreeAgent:
 
     # -- tree reuse -----------------------------------------------------------------------------
 
-    def _root_tree(self, base: Any, fast: bool, two_player: bool, current: Any, kernel: Any,
-                   max_actions: int) -> Tree:
+    def _root_tree(
+        self, base: Any, fast: bool, two_player: bool, current: Any, kernel: Any, max_actions: int
+    ) -> Tree:
         key = (fast, base.game, getattr(base, "_config", None), type(self._generic_prior()))
         tree = self._tree
         node = None
-        if self.reuse and tree is not None and self._tree_key == key and tree.used[0] < MAX_REUSED_NODES:
+        if (
+            self.reuse
+            and tree is not None
+            and self._tree_key == key
+            and tree.used[0] < MAX_REUSED_NODES
+        ):
             if fast:
                 ws = kernel.workspace(current)
                 out = np.zeros(max_actions, dtype=np.int64)
@@ -282,6 +320,7 @@ class TreeAgent:
 
                 node = _match(tree, current, advance, np.array_equal)
             else:
+
                 def advance(state: Any, a: int) -> Any:
                     base.restore_state(state)
                     base.step(a)
@@ -299,6 +338,7 @@ class TreeAgent:
         return tree
 
 
+@accepts_workers
 class UCT(TreeAgent):
     """Upper Confidence bounds applied to Trees (UCB1 selection, random playouts).
 
@@ -332,8 +372,16 @@ class UCT(TreeAgent):
         reuse: bool = True,
         compiled: bool = True,
     ) -> None:
-        super().__init__(iterations=iterations, time_limit=time_limit, c=c, seed=seed, policy=policy,
-                         backup=backup, reuse=reuse, compiled=compiled)
+        super().__init__(
+            iterations=iterations,
+            time_limit=time_limit,
+            c=c,
+            seed=seed,
+            policy=policy,
+            backup=backup,
+            reuse=reuse,
+            compiled=compiled,
+        )
 
 
 def _match(tree: Tree, current: Any, advance: Callable, equal: Callable) -> int | None:

@@ -156,3 +156,18 @@ def test_search_leaves_the_env_as_it_was():
         assert env.clone_state() == snap
         assert replayed_score(env, result.actions) == result.score
     assert np.isfinite(result.score)
+
+
+def test_a_time_limit_alone_restarts_until_it_ends():
+    import gymnasium as gym
+
+    from agents import NRPA
+
+    env = gym.make("mc_envs/LeftMove-v0", depth=6).unwrapped
+    env.reset()
+    result = NRPA(level=1, iterations=3, seed=0).search(env, time_limit=0.5)
+    assert result.stopped in ("time", "max_score") and result.iterations >= 1
+    env2 = gym.make("mc_envs/SameGame-v0", rows=5, cols=5, colors=4).unwrapped
+    env2.reset(seed=1)
+    timed = NRPA(level=1, iterations=5, seed=0).search(env2, time_limit=0.5)
+    assert timed.stopped == "time" and timed.iterations > 1  # one run is 5 playouts

@@ -1,5 +1,7 @@
 """Root-parallel search: the best of seeded workers, the same over local processes and Ray."""
 
+import os
+
 import gymnasium as gym
 import pytest
 
@@ -61,6 +63,7 @@ def test_ray_gives_the_same_result_as_local_processes():
     ray = pytest.importorskip("ray")
     env = samegame(2)
     local = NMCS(level=1, seed=4, workers=2).search(env, playouts=1200)
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     ray.init(num_cpus=2, include_dashboard=False)
     try:
         remote = NMCS(level=1, seed=4, workers=2, backend="ray").search(env, playouts=1200)
@@ -74,3 +77,62 @@ def test_ray_gives_the_same_result_as_local_processes():
     assert [(w["score"], w["actions"]) for w in remote.extra["workers"]] == [
         (w["score"], w["actions"]) for w in local.extra["workers"]
     ]
+
+
+def test_distributed_nrpa_is_reproducible_and_keeps_nrpa_s_iteration_count():
+    env = samegame(4)
+    snap = env.clone_state()
+
+    def agent():
+        return NRPA(level=2, iterations=8, seed=3, workers=2, parallel="distributed")
+
+    a, b = agent().search(env, playouts=500), agent().search(env, playouts=500)
+    assert env.clone_state() == snap
+    assert (a.score, a.actions, a.playouts, a.iterations) == (
+        b.score,
+        b.actions,
+        b.playouts,
+        b.iterations,
+    )
+    assert a.stopped == "playouts" and a.playouts <= 500
+    assert replayed_score(env, a.actions) == a.score
+    one = agent().search(env)  # no budget: one run of 8 top-level iterations of 8 rollouts
+    assert (one.playouts, one.iterations, one.stopped) == (64, 1, "complete")
+    assert one.extra["tasks"] == 8 and one.extra["rounds"] == 4
+    assert replayed_score(env, one.actions) == one.score
+
+
+def test_distributed_nrpa_arguments_are_checked():
+    with pytest.raises(ValueError, match="parallel"):
+        NRPA(level=2, workers=2, parallel="tree")
+    with pytest.raises(ValueError, match="level >= 2"):
+        NRPA(level=1, workers=2, parallel="distributed")
+    with pytest.raises(ValueError, match="backend"):
+        NRPA(level=2, workers=2, backend="mpi")
+
+
+def test_distributed_nrpa_on_ray_gives_the_local_result():
+    ray = pytest.importorskip("ray")
+    env = samegame(4)
+    kwargs = dict(level=2, iterations=8, seed=3, workers=2, parallel="distributed")
+    local = NRPA(**kwargs).search(env, playouts=300)
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(num_cpus=2, include_dashboard=False)
+    try:
+        remote = NRPA(**kwargs, backend="ray").search(env, playouts=300)
+    finally:
+        ray.shutdown()
+    assert (remote.score, remote.actions, remote.playouts, remote.iterations) == (
+        local.score,
+        local.actions,
+        local.playouts,
+        local.iterations,
+    )
+
+
+def test_distributed_nrpa_stops_on_time_with_the_best_so_far():
+    env = samegame(5)
+    agent = NRPA(level=3, iterations=30, seed=1, workers=2, parallel="distributed")
+    result = agent.search(env, time_limit=1.0)
+    assert result.stopped == "time" and result.seconds < 5
+    assert result.score > 0 and replayed_score(env, result.actions) == result.score
