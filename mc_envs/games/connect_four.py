@@ -31,9 +31,20 @@ import numpy as np
 
 from mc_envs._numba import njit
 from mc_envs.core import Kernel
-from mc_envs.rng import rng_below
+from mc_envs.games.two_player import (
+    MOVES,
+    OVER,
+    PLAYER,
+    RESULT,
+    STONES0,
+    STONES1,
+    player,
+    returns,
+    score,
+    uniform_playout,
+)
 
-STONES0, STONES1, PLAYER, MOVES, OVER, RESULT, HEIGHT = range(7)
+HEIGHT = 6  # after the shared header of mc_envs.games.two_player
 LENGTH = HEIGHT + 7
 ROWS, COLS = 6, 7
 POLICIES = {"random": 0}
@@ -90,38 +101,7 @@ def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
     return 0.0
 
 
-@njit(cache=True, nogil=True)
-def playout(
-    state: np.ndarray, policy: int, rng: np.ndarray, ws: np.ndarray, seq: np.ndarray, start: int
-) -> int:
-    """Uniform moves to the end: ``actions[rng_below(n)]`` over the sorted legal columns."""
-    count = 0
-    while True:
-        n = legal(state, ws, ws)
-        if n == 0:
-            return count
-        a = ws[rng_below(rng, n)]
-        play(state, a, ws)
-        seq[start + count] = a
-        count += 1
-
-
-@njit(cache=True, nogil=True)
-def score(state: np.ndarray) -> float:
-    """Always 0: a two-player game has returns, not a score."""
-    return 0.0
-
-
-@njit(cache=True, nogil=True)
-def player(state: np.ndarray) -> int:
-    """The player to move."""
-    return state[PLAYER]
-
-
-@njit(cache=True, nogil=True)
-def returns(state: np.ndarray) -> float:
-    """+1 if player 0 won, -1 if player 1 won, 0 for a draw or an unfinished game."""
-    return float(state[RESULT])
+playout = uniform_playout("connect_four", legal, play)
 
 
 @njit(cache=True, nogil=True)
@@ -169,7 +149,9 @@ KERNEL = Kernel(
 
 
 # BITS[r, c]: the bit of the cell at row r (0 at the top), column c.
-BITS = np.array([[c * 7 + (ROWS - 1 - r) for c in range(COLS)] for r in range(ROWS)], dtype=np.int64)
+BITS = np.array(
+    [[c * 7 + (ROWS - 1 - r) for c in range(COLS)] for r in range(ROWS)], dtype=np.int64
+)
 
 
 def board_of(state: np.ndarray) -> np.ndarray:

@@ -25,9 +25,19 @@ import numpy as np
 
 from mc_envs._numba import njit
 from mc_envs.core import Kernel
-from mc_envs.rng import rng_below
+from mc_envs.games.two_player import (
+    MOVES,
+    OVER,
+    PLAYER,
+    RESULT,
+    STONES0,
+    STONES1,
+    player,
+    returns,
+    score,
+    uniform_playout,
+)
 
-STONES0, STONES1, PLAYER, MOVES, OVER, RESULT = range(6)
 LENGTH = 6
 ROWS = COLS = 3
 CELLS = 9
@@ -36,9 +46,16 @@ POLICIES = {"random": 0}
 SYMBOLS = ".XO"
 
 LINES = np.array(
-    [0b000000111, 0b000111000, 0b111000000,  # rows
-     0b001001001, 0b010010010, 0b100100100,  # columns
-     0b100010001, 0b001010100],  # diagonals
+    [
+        0b000000111,
+        0b000111000,
+        0b111000000,  # rows
+        0b001001001,
+        0b010010010,
+        0b100100100,  # columns
+        0b100010001,
+        0b001010100,
+    ],  # diagonals
     dtype=np.int64,
 )
 
@@ -89,38 +106,7 @@ def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
     return 0.0
 
 
-@njit(cache=True, nogil=True)
-def playout(
-    state: np.ndarray, policy: int, rng: np.ndarray, ws: np.ndarray, seq: np.ndarray, start: int
-) -> int:
-    """Uniform moves to the end: ``actions[rng_below(n)]`` over the sorted legal moves."""
-    count = 0
-    while True:
-        n = legal(state, ws, ws)
-        if n == 0:
-            return count
-        a = ws[rng_below(rng, n)]
-        play(state, a, ws)
-        seq[start + count] = a
-        count += 1
-
-
-@njit(cache=True, nogil=True)
-def score(state: np.ndarray) -> float:
-    """Always 0: a two-player game has returns, not a score."""
-    return 0.0
-
-
-@njit(cache=True, nogil=True)
-def player(state: np.ndarray) -> int:
-    """The player to move."""
-    return state[PLAYER]
-
-
-@njit(cache=True, nogil=True)
-def returns(state: np.ndarray) -> float:
-    """+1 if player 0 won, -1 if player 1 won, 0 for a draw or an unfinished game."""
-    return float(state[RESULT])
+playout = uniform_playout("tictactoe", legal, play)
 
 
 def workspace(state: np.ndarray) -> np.ndarray:
