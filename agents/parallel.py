@@ -16,7 +16,7 @@ with ``workers=1`` (the default) its search is unchanged.
 
 :class:`TaskPool` runs many short searches on a fixed set of workers (processes or Ray tasks), for
 searches that keep their top level in the caller: distributed NRPA
-(:func:`agents.nrpa.distributed_search`).
+(:func:`agents.nrpa_distributed.distributed_search`).
 """
 
 from __future__ import annotations
