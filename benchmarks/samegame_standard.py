@@ -119,45 +119,15 @@ def plot(runs: list[dict], path: Path, title: str) -> None:
     fig.savefig(path, dpi=120)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--algo", choices=("nmcs", "nrpa"), default="nrpa")
-    parser.add_argument("--level", type=int, default=3)
-    parser.add_argument("--iterations", type=int, default=100, help="NRPA's N per level")
-    parser.add_argument("--time-per-position", type=float, default=60.0)
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--backend", choices=("local", "ray"), default="local")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--positions", type=int, nargs="*", default=list(range(1, 21)))
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--plot", action="store_true", help="also write a PNG of score vs time")
-    args = parser.parse_args(argv)
+def print_row(run: dict, table: dict, names: list[str]) -> None:
+    cells = " ".join(f"{table[run['position']][n]:>13,}" for n in names)
+    print(f"{run['position']:>3} {run['score']:>7,.0f} {run['playouts']:>10,} {cells}", flush=True)
 
-    table = published()
-    names = list(COLUMNS)
-    header = f"{'pos':>3} {'ours':>7} {'playouts':>10} " + " ".join(f"{n:>13}" for n in names)
-    print(
-        f"SameGame standard set: {args.algo} level {args.level}, {args.time_per_position:g} s per "
-        f"position, {args.workers} worker(s), {args.backend}"
-    )
-    print(header)
-    runs = []
-    for position in args.positions:
-        run = play(args, position)
-        runs.append(run)
-        cells = " ".join(f"{table[position][n]:>13,}" for n in names)
-        print(f"{position:>3} {run['score']:>7,.0f} {run['playouts']:>10,} {cells}", flush=True)
-    ours = sum(r["score"] for r in runs)
-    totals = {n: sum(table[r["position"]][n] for r in runs) for n in names}
-    print(
-        f"{'all':>3} {ours:>7,.0f} {sum(r['playouts'] for r in runs):>10,} "
-        + " ".join(f"{totals[n]:>13,}" for n in names)
-    )
-    out = (
-        args.out
-        or ROOT / "benchmarks" / "out" / f"samegame_standard_{args.algo}_l{args.level}.json"
-    )
-    out.parent.mkdir(parents=True, exist_ok=True)
+
+def write_report(out: Path, args: argparse.Namespace, argv, runs: list, table: dict, names) -> None:
+    """The JSON report of the positions played so far, written atomically."""
+    from mc_envs.records import write_atomic
+
     report = {
         "command": " ".join(
             [Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]
@@ -170,11 +140,65 @@ def main(argv: list[str] | None = None) -> None:
         "backend": args.backend,
         "machine": platform.platform(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "total": ours,
-        "published_totals": totals,
-        "positions": runs,
+        "total": sum(r["score"] for r in runs),
+        "published_totals": {n: sum(table[r["position"]][n] for r in runs) for n in names},
+        "positions": sorted(runs, key=lambda r: r["position"]),
     }
-    out.write_text(json.dumps(report, indent=1))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, json.dumps(report, indent=1))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--algo", choices=("nmcs", "nrpa"), default="nrpa")
+    parser.add_argument("--level", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=100, help="NRPA's N per level")
+    parser.add_argument("--time-per-position", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--backend", choices=("local", "ray"), default="local")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--positions", type=int, nargs="*", default=list(range(1, 21)))
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--plot", action="store_true", help="also write a PNG of score vs time")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the positions already in --out; play the rest"
+    )
+    args = parser.parse_args(argv)
+
+    table = published()
+    names = list(COLUMNS)
+    header = f"{'pos':>3} {'ours':>7} {'playouts':>10} " + " ".join(f"{n:>13}" for n in names)
+    print(
+        f"SameGame standard set: {args.algo} level {args.level}, {args.time_per_position:g} s per "
+        f"position, {args.workers} worker(s), {args.backend}"
+    )
+    print(header)
+    out = (
+        args.out
+        or ROOT / "benchmarks" / "out" / f"samegame_standard_{args.algo}_l{args.level}.json"
+    )
+    runs = []
+    if args.resume and out.exists():  # continue a long run: keep the positions already played
+        runs = [
+            r for r in json.loads(out.read_text())["positions"] if r["position"] in args.positions
+        ]
+        print(f"resuming from {out}: positions {[r['position'] for r in runs]} already played")
+    for run in runs:
+        print_row(run, table, names)
+    for position in args.positions:
+        if any(r["position"] == position for r in runs):
+            continue
+        run = play(args, position)
+        runs.append(run)
+        print_row(run, table, names)
+        write_report(out, args, argv, runs, table, names)  # after every position: a kill loses one
+    ours = sum(r["score"] for r in runs)
+    totals = {n: sum(table[r["position"]][n] for r in runs) for n in names}
+    print(
+        f"{'all':>3} {ours:>7,.0f} {sum(r['playouts'] for r in runs):>10,} "
+        + " ".join(f"{totals[n]:>13,}" for n in names)
+    )
+    write_report(out, args, argv, runs, table, names)
     print(f"wrote {out}")
     if args.plot:
         png = out.with_suffix(".png")
