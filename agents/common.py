@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from agents.base import PLAYOUT_LIMIT, PLAYOUTS, STOP, VERSION
 from mc_envs._numba import njit
 
@@ -36,8 +34,3 @@ def count_playout(control):
 def stop_reason(code: int) -> str:
     """The name of a stop code set inside a search."""
     return {0: "complete", 1: "stopped", 2: "max_score", 3: "playouts", 4: "iterations"}[int(code)]
-
-
-def sequence_buffer(n: int) -> np.ndarray:
-    """An int64 buffer for a sequence of at most ``n`` moves."""
-    return np.zeros(n + 1, dtype=np.int64)
