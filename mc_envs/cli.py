@@ -199,7 +199,7 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
     import mc_envs
-    from agents import NMCS
+    from agents import NMCS, NRPA, UCT
     from mc_envs._numba import cache_dir
 
     print(f"numba cache: {cache_dir()}")
@@ -207,12 +207,12 @@ def cmd_warmup(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         env = gym.make(env_id)
         env.reset(seed=0)
-        if (
-            env.unwrapped.current_player == 0
-            and getattr(env.unwrapped.kernel, "player", None) is None
-        ):
+        UCT().search(env, iterations=2)
+        if getattr(env.unwrapped.kernel, "player", None) is None:  # puzzles
             for level in range(args.levels + 1):
                 NMCS(level=level).search(env, playouts=1)
+            for level in range(1, args.levels + 1):
+                NRPA(level=level).search(env, playouts=1)
         print(f"{env_id}: ready in {time.perf_counter() - start:.1f} s")
     return 0
 
@@ -359,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.set_defaults(func=cmd_verify)
 
     warmup = sub.add_parser("warmup", help="compile and cache the kernels and searches")
-    warmup.add_argument("--levels", type=int, default=2, help="NMCS levels to compile (0..L)")
+    warmup.add_argument("--levels", type=int, default=2, help="NMCS and NRPA levels to compile")
     warmup.set_defaults(func=cmd_warmup)
 
     play = sub.add_parser("play", help="play a game with the mouse in a window")
