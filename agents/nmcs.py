@@ -37,7 +37,14 @@ from agents.base import (
     run_search,
 )
 from agents.common import count_playout, record, stop_reason
-from agents.ops import EnvStates, bind_generic, compiled_ops, compiled_states, generic_policy
+from agents.ops import (
+    EnvStates,
+    bind_generic,
+    compiled_ops,
+    compiled_states,
+    generic_policy,
+    move_bound,
+)
 from agents.parallel import accepts_workers
 from mc_envs._numba import instantiate
 from mc_envs.rng import rng_below, rng_state
@@ -429,7 +436,7 @@ class _Run:
         # complete runs to do: None = until a budget ends; one without a budget
         self.limit = iterations if iterations is not None else (None if self.restarts else 1)
         self.iterations = iterations
-        max_moves = _max_moves(base)
+        max_moves = move_bound(base)
         max_actions = int(base.action_space.n)
         slots = agent.level + 2
         if self.fast:
@@ -621,17 +628,3 @@ def _trimmed(row: np.ndarray) -> list[int]:
     """The row without its trailing zeros (fresh arrays are zeros: loading restores them)."""
     nz = np.flatnonzero(row)
     return row[: nz[-1] + 1 if len(nz) else 0].tolist()
-
-
-def _max_moves(base: Any) -> int:
-    kernel = getattr(base, "kernel", None)
-    if kernel is not None:
-        return int(kernel.max_moves)
-    for name in ("max_moves", "max_episode_steps"):
-        value = getattr(base, name, None)
-        if value:
-            return int(value)
-    spec = getattr(base, "spec", None)
-    if spec is not None and spec.max_episode_steps:
-        return int(spec.max_episode_steps)
-    return 100_000

@@ -46,7 +46,7 @@ from agents.base import (
     run_search,
 )
 from agents.common import count_playout, record, stop_reason
-from agents.ops import EnvStates, bind_generic, compiled_ops, compiled_states
+from agents.ops import EnvStates, bind_generic, compiled_ops, compiled_states, move_bound
 from mc_envs._numba import instantiate, njit
 from mc_envs.rng import rng_state, rng_uniform
 
@@ -753,8 +753,6 @@ class _Run:
         iterations: int | None,
         timed: bool = False,
     ):
-        from agents.nmcs import _max_moves
-
         self.agent = agent
         base = self.base = env.unwrapped
         kernel = getattr(base, "kernel", None)
@@ -762,7 +760,7 @@ class _Run:
         self.tabu = agent._tabu(base)
         self.iterations = iterations
         self.restarts = timed or any(b is not None for b in (playouts, iterations))
-        max_moves = _max_moves(base)
+        max_moves = move_bound(base)
         max_actions = int(base.action_space.n)
         if self.fast:
             self.states = compiled_states(base, 2)

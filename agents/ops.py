@@ -224,3 +224,18 @@ def bind_generic(template: Any, **bindings: Any) -> Any:
     fn = types.FunctionType(template.__code__, namespace, template.__name__, template.__defaults__)
     namespace[template.__name__] = fn
     return fn
+
+
+def move_bound(base: Any) -> int:
+    """An upper bound on the moves left: the kernel's, the env's or its spec's, else 100,000."""
+    kernel = getattr(base, "kernel", None)
+    if kernel is not None:
+        return int(kernel.max_moves)
+    for name in ("max_moves", "max_episode_steps"):
+        value = getattr(base, name, None)
+        if value:
+            return int(value)
+    spec = getattr(base, "spec", None)
+    if spec is not None and spec.max_episode_steps:
+        return int(spec.max_episode_steps)
+    return 100_000

@@ -28,7 +28,7 @@ import numpy as np
 
 from agents.base import NEG_INF, STOP, Best, Callback, SearchResult, new_control, run_search
 from agents.common import stop_reason
-from agents.ops import EnvStates, compiled_states
+from agents.ops import EnvStates, compiled_states, move_bound
 from agents.parallel import accepts_workers
 from agents.presets import PRESETS, preset_iterations
 from agents.tree import (
@@ -173,7 +173,7 @@ class TreeAgent:
         prior_ok, kprior = self._compiled_prior(base)
         fast = self.compiled and kernel is not None and prior_ok and not callable(self.policy)
         max_actions = int(base.action_space.n)
-        max_moves = _max_moves(base)
+        max_moves = move_bound(base)
 
         if fast:
             policy = kernel.policies.get(self.policy or base.default_policy)
@@ -399,17 +399,3 @@ def _match(tree: Tree, current: Any, advance: Callable, equal: Callable) -> int 
                 nxt.append((child, s))
         frontier = nxt
     return None
-
-
-def _max_moves(base: Any) -> int:
-    kernel = getattr(base, "kernel", None)
-    if kernel is not None:
-        return int(kernel.max_moves)
-    for name in ("max_moves", "max_episode_steps"):
-        value = getattr(base, name, None)
-        if value:
-            return int(value)
-    spec = getattr(base, "spec", None)
-    if spec is not None and spec.max_episode_steps:
-        return int(spec.max_episode_steps)
-    return 100_000
