@@ -95,7 +95,7 @@ def add_weight(w, mark, used, nused, row, k, delta):
 
 
 @njit(cache=True, nogil=True)
-def all_allowed(states, i, moves, n, tabu):
+def all_allowed(states, i, moves, codes, n, tabu):
     """No selection: every legal move may be played."""
     return n
 
@@ -104,8 +104,9 @@ def _samegame_filter():
     from mc_envs.games.samegame import HEADER, padded_index
 
     @njit(cache=True, nogil=True)
-    def samegame_tabu(states, i, moves, n, tabu):
-        """SameGame's tabu colour: keeps the groups of other colours when some exist."""
+    def samegame_tabu(states, i, moves, codes, n, tabu):
+        """SameGame's tabu colour: keeps the groups (and their codes) of other colours when some
+        exist."""
         if tabu < 0:
             return n
         s = states[i]
@@ -120,22 +121,24 @@ def _samegame_filter():
             a = moves[j]
             if s[HEADER + padded_index(s, a)] != tabu:
                 moves[m] = a
+                codes[m] = codes[j]
                 m += 1
         return m
 
     return samegame_tabu
 
 
-def _py_allowed(states, i, moves, n, tabu):
+def _py_allowed(states, i, moves, codes, n, tabu):
     if tabu < 0:
         return n
     env = states.use(i)
-    colours = env.board.ravel()[moves[:n]]
-    keep = moves[:n][colours != tabu]
-    if len(keep) == 0 or len(keep) == n:
+    keep = env.board.ravel()[moves[:n]] != tabu
+    m = int(keep.sum())
+    if m == 0 or m == n:
         return n
-    moves[: len(keep)] = keep
-    return len(keep)
+    moves[:m] = moves[:n][keep]
+    codes[:m] = codes[:n][keep]
+    return m
 
 
 # -- the search, written once ---------------------------------------------------------------------
@@ -145,6 +148,7 @@ def _rollout(
     states,
     ws,
     moves,
+    codes,
     probs,
     seq,
     w,
@@ -161,13 +165,13 @@ def _rollout(
     copy_state(states, 1, 0)  # noqa: F821
     k = 0
     while True:
-        n = legal(states, 1, ws, moves)  # noqa: F821
+        n = legal_codes(states, 1, ws, moves, codes)  # noqa: F821
         if n == 0:
             break
-        n = allowed(states, 1, moves, n, tabu)  # noqa: F821
+        n = allowed(states, 1, moves, codes, n, tabu)  # noqa: F821
         top = NEG_INF
         for j in range(n):
-            x = w[code(states, 1, moves[j], ws) % prime]  # noqa: F821
+            x = w[codes[j] % prime]
             probs[j] = x
             if x > top:
                 top = x
@@ -199,6 +203,7 @@ def _adapt(
     states,
     ws,
     moves,
+    codes,
     probs,
     w,
     mark,
@@ -214,15 +219,15 @@ def _adapt(
     copy_state(states, 1, 0)  # noqa: F821
     nd = 0
     for t in range(length):
-        n = legal(states, 1, ws, moves)  # noqa: F821
-        n = allowed(states, 1, moves, n, tabu)  # noqa: F821
+        n = legal_codes(states, 1, ws, moves, codes)  # noqa: F821
+        n = allowed(states, 1, moves, codes, n, tabu)  # noqa: F821
         if nd + n > len(dcode):  # never on the built-in games; approximate beyond
             for j in range(nd):
                 add_weight(w, mark, used, nused, row, dcode[j], dval[j])
             nd = 0
         top = NEG_INF
         for j in range(n):
-            c = code(states, 1, moves[j], ws) % prime  # noqa: F821
+            c = codes[j] % prime
             dcode[nd + j] = c
             x = w[row, c]
             probs[j] = x
@@ -251,6 +256,7 @@ def _nrpa(
     states,
     ws,
     moves,
+    codes,
     probs,
     seqs,
     lens,
@@ -295,6 +301,7 @@ def _nrpa(
                 states,
                 ws,
                 moves,
+                codes,
                 probs,
                 seqs[0],
                 w[1],
@@ -316,6 +323,7 @@ def _nrpa(
                 states,
                 ws,
                 moves,
+                codes,
                 probs,
                 seqs,
                 lens,
@@ -353,6 +361,7 @@ def _nrpa(
             states,
             ws,
             moves,
+            codes,
             probs,
             w,
             mark,
@@ -375,6 +384,7 @@ def _iterate(
     states,
     ws,
     moves,
+    codes,
     probs,
     seqs,
     lens,
@@ -416,6 +426,7 @@ def _iterate(
             states,
             ws,
             moves,
+            codes,
             probs,
             seqs,
             lens,
@@ -458,6 +469,7 @@ def _no_deeper(
     states,
     ws,
     moves,
+    codes,
     probs,
     seqs,
     lens,
@@ -538,6 +550,7 @@ class SearchState:
         rows = level + 2
         self.level = level
         self.moves = np.zeros(max_actions, dtype=np.int64)
+        self.codes = np.zeros(max_actions, dtype=np.int64)
         self.probs = np.zeros(max_actions, dtype=np.float64)
         self.seqs = np.zeros((rows, max_moves + 1), dtype=np.int64)
         self.lens = np.zeros(rows, dtype=np.int64)
@@ -790,6 +803,7 @@ class _Run:
             self.states,
             self.ws,
             s.moves,
+            s.codes,
             s.probs,
             s.seqs,
             s.lens,

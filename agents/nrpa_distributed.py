@@ -198,6 +198,7 @@ def distributed_search(
                         master.states,
                         master.ws,
                         m.moves,
+                        m.codes,
                         m.probs,
                         m.w,
                         m.mark,

@@ -2,7 +2,7 @@
 
 Each search algorithm is written once, as a plain Python function that touches game states only
 through ``copy_state``, ``legal``, ``play``, ``playout`` and ``score`` (and, for two-player games,
-``player`` and ``returns``), always by slot index into a ``states`` store. Bound to the numba wrappers
+``player`` and ``returns``; for NRPA, ``code`` and ``legal_codes``), always by slot index into a ``states`` store. Bound to the numba wrappers
 of a game's :class:`~mc_envs.core.Kernel` and compiled, it is the fast path; bound to
 :class:`EnvStates` it runs in plain Python over any env that implements the planning-env contract.
 The tests check that both bindings give the same result for a seed.
@@ -53,6 +53,18 @@ def _code(states, i, action, ws):
     return k_code(states[i], action, ws)  # noqa: F821
 
 
+def _legal_codes(states, i, ws, out, codes):
+    return k_legal_codes(states[i], ws, out, codes)  # noqa: F821
+
+
+def _legal_then_codes(s, ws, out, codes):
+    """The default ``legal_codes``: ``legal``, then ``code`` for every action."""
+    n = k_legal(s, ws, out)  # noqa: F821
+    for j in range(n):
+        codes[j] = k_code(s, out[j], ws)  # noqa: F821
+    return n
+
+
 @njit(cache=True, nogil=True)
 def action_code(state, action, ws):
     """The default move code (NRPA): the action itself."""
@@ -76,6 +88,11 @@ def compiled_ops(kernel: Kernel) -> dict[str, Any]:
         if kernel.player is not None:
             bind["k_player"] = kernel.player
             bind["k_returns"] = kernel.returns
+        bind["k_legal_codes"] = (
+            kernel.legal_codes
+            if kernel.legal_codes is not None
+            else instantiate(_legal_then_codes, kernel.name, **bind)
+        )
         ops = {
             "copy_state": instantiate(_copy_state, kernel.name),
             "legal": instantiate(_legal, kernel.name, **bind),
@@ -83,6 +100,7 @@ def compiled_ops(kernel: Kernel) -> dict[str, Any]:
             "playout": instantiate(_playout, kernel.name, **bind),
             "score": instantiate(_score, kernel.name, **bind),
             "code": instantiate(_code, kernel.name, **bind),
+            "legal_codes": instantiate(_legal_codes, kernel.name, **bind),
         }
         if kernel.player is not None:
             ops["player"] = instantiate(_player, kernel.name, **bind)
@@ -193,6 +211,13 @@ def _py_code(states: EnvStates, i: int, action: int, ws: Any) -> int:
     return int(move_code(int(action))) if move_code is not None else int(action)
 
 
+def _py_legal_codes(states: EnvStates, i: int, ws: Any, out: np.ndarray, codes: np.ndarray) -> int:
+    n = _py_legal(states, i, ws, out)
+    for j in range(n):
+        codes[j] = _py_code(states, i, out[j], ws)
+    return n
+
+
 def _py_player(states: EnvStates, i: int) -> int:
     return int(states.use(i).current_player)
 
@@ -211,6 +236,7 @@ GENERIC_OPS = {
     "player": _py_player,
     "returns": _py_returns,
     "code": _py_code,
+    "legal_codes": _py_legal_codes,
 }
 
 

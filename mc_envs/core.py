@@ -137,7 +137,9 @@ class Kernel:
     Two-player games also give ``player(state) -> 0 or 1`` (the player to move) and
     ``returns(state) -> float`` (at the end: +1 if player 0 won, -1 if player 1 won, 0 for a draw).
     A game may give ``code(state, action, ws) -> int >= 0``, the move's code for NRPA's policy,
-    computed before the action is played; without it the code is the action.
+    computed before the action is played; without it the code is the action. It may also give
+    ``legal_codes(state, ws, out, codes) -> n``, ``legal`` that also writes every action's code
+    into ``codes[:n]`` (equal to ``code``'s), when one pass costs less than ``code`` per action.
 
     Attributes:
         name: unique among kernels; names the cached compiled searches.
@@ -158,6 +160,7 @@ class Kernel:
     player: Any = None
     returns: Any = None
     code: Any = None
+    legal_codes: Any = None
 
 
 class PlanningEnv(gym.Env):

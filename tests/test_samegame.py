@@ -171,3 +171,25 @@ def test_ansi_render():
     env = gym.make("mc_envs/SameGame-v0", board="01\n01", render_mode="ansi")
     env.reset()
     assert env.render() == "01\n01\nscore 0\n"
+
+
+def test_legal_codes_lists_what_legal_and_code_give_one_by_one():
+    env = SameGameEnv(position=3)
+    env.reset()
+    rng = np.random.default_rng(5)
+    out, codes, actions = (np.zeros(225, dtype=np.int64) for _ in range(3))
+    checked = 0
+    for _ in range(3):
+        s = env._state.copy()
+        ws = sg.workspace(s)
+        while True:
+            n = sg.legal_codes(s, ws, out, codes)
+            assert n == sg.legal(s, ws, actions)
+            assert out[:n].tolist() == actions[:n].tolist()
+            assert codes[:n].tolist() == [sg.code(s, a, ws) for a in out[:n]]
+            assert len(set(codes[:n].tolist())) == n and (codes[:n] >= 0).all()
+            checked += n
+            if n == 0:
+                break
+            sg.play(s, out[rng.integers(n)], ws)
+    assert checked > 100

@@ -25,6 +25,7 @@ def _kernel(rows: int, cols: int) -> Kernel:
         max_actions=rows * cols,
         policies=dict(sg.POLICIES),
         code=sg.code,
+        legal_codes=sg.legal_codes,
     )
 
 

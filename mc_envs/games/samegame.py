@@ -86,11 +86,35 @@ def board_of(state: np.ndarray) -> np.ndarray:
     return state[HEADER:].reshape(rows + 2, cols + 2)[1:-1, 1:-1]
 
 
+_H1 = np.uint64(0x9E3779B97F4A7C15)
+_H2 = np.uint64(0xBF58476D1CE4E5B9)
+_H3 = np.uint64(0x94D049BB133111EB)
+
+
 @njit(cache=True, nogil=True)
-def find_groups(s, ws):
+def _mix(z):
+    z = (z ^ (z >> np.uint64(30))) * _H2
+    z = (z ^ (z >> np.uint64(27))) * _H3
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def _cell_hash(p):
+    return _mix(p * _H1 + np.uint64(1))
+
+
+@njit(cache=True, nogil=True)
+def _group_code(h, color):
+    """A group's code from the XOR of its cells' hashes and its colour."""
+    return np.int64(_mix(h ^ (np.uint64(color) * _H3)) >> np.uint64(2))
+
+
+@njit(cache=True, nogil=True)
+def find_groups(s, ws, codes=None):
     """Lists the groups of 2+ cells by increasing action; returns how many.
 
-    Fills the workspace's group cell (padded index), action and colour arrays.
+    Fills the workspace's group cell (padded index), action and colour arrays, and with ``codes``
+    (an int64 array) the groups' move codes, as :func:`code` gives them, in the same pass.
     """
     rows = np.int64(s[ROWS])
     cols = np.int64(s[COLS])
@@ -121,10 +145,13 @@ def find_groups(s, ws):
             stack[0] = i
             sp = 1
             size = 0
+            h = np.uint64(0)
             while sp > 0:
                 sp -= 1
                 p = np.uint64(stack[sp])
                 size += 1
+                if codes is not None:
+                    h ^= _cell_hash(p)
                 for q in (
                     p - np.uint64(1),
                     p + np.uint64(1),
@@ -139,6 +166,8 @@ def find_groups(s, ws):
                 gcell[ng] = i
                 gaction[ng] = r * cols + c
                 gcolor[ng] = color
+                if codes is not None:
+                    codes[ng] = _group_code(h, color)
                 ng += 1
     return ng
 
@@ -249,9 +278,7 @@ def finish(s):
 
 
 @njit(cache=True, nogil=True)
-def legal(s, ws, out):
-    """Writes the actions (canonical cells) of the groups, sorted, into ``out``; returns how many."""
-    ng = find_groups(s, ws)
+def _listed(s, ws, out, ng):
     if ng == 0:
         finish(s)
     rows = np.int64(s[ROWS])
@@ -259,6 +286,18 @@ def legal(s, ws, out):
     g0 = 1 + 3 * (rows + 2) * (cols + 2) + rows * cols
     out[:ng] = ws[g0 : g0 + ng]
     return ng
+
+
+@njit(cache=True, nogil=True)
+def legal(s, ws, out):
+    """Writes the actions (canonical cells) of the groups, sorted, into ``out``; returns how many."""
+    return _listed(s, ws, out, find_groups(s, ws))
+
+
+@njit(cache=True, nogil=True)
+def legal_codes(s, ws, out, codes):
+    """:func:`legal`, and the actions' codes (as :func:`code` gives them) in ``codes``, in one pass."""
+    return _listed(s, ws, out, find_groups(s, ws, codes))
 
 
 @njit(cache=True, nogil=True)
@@ -282,18 +321,6 @@ def play(s, action, ws):
     return float(gain)
 
 
-_H1 = np.uint64(0x9E3779B97F4A7C15)
-_H2 = np.uint64(0xBF58476D1CE4E5B9)
-_H3 = np.uint64(0x94D049BB133111EB)
-
-
-@njit(cache=True, nogil=True)
-def _mix(z):
-    z = (z ^ (z >> np.uint64(30))) * _H2
-    z = (z ^ (z >> np.uint64(27))) * _H3
-    return z ^ (z >> np.uint64(31))
-
-
 @njit(cache=True, nogil=True)
 def code(s, action, ws):
     """NRPA's code of the move ``action`` (before it is played): a hash of its colour and the
@@ -315,14 +342,13 @@ def code(s, action, ws):
     while sp > 0:
         sp -= 1
         p = np.uint64(stack[sp])
-        h ^= _mix(p * _H1 + np.uint64(1))
+        h ^= _cell_hash(p)
         for q in (p - np.uint64(1), p + np.uint64(1), p - np.uint64(width), p + np.uint64(width)):
             if b[q] == color and visited[q] != stamp:
                 visited[q] = stamp
                 stack[sp] = q
                 sp += 1
-    h = _mix(h ^ (np.uint64(color) * _H3))
-    return np.int64(h >> np.uint64(2))
+    return _group_code(h, color)
 
 
 @njit(cache=True, nogil=True)
