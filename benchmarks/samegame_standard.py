@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
-import platform
 import sys
-import time
 from importlib import resources
 from pathlib import Path
 
@@ -29,6 +26,13 @@ import gymnasium as gym  # noqa: E402
 
 import mc_envs  # noqa: E402, F401
 from agents import NMCS, NRPA  # noqa: E402
+from benchmarks.reporting import (  # noqa: E402
+    best_at,
+    previous_runs,
+    provenance,
+    save_report,
+    timed_search,
+)
 
 COLUMNS = {
     "SP-MCTS 2008": "SPMCTS1_Schadd2008",
@@ -57,23 +61,9 @@ def make_agent(args: argparse.Namespace, position: int):
 def play(args: argparse.Namespace, position: int) -> dict:
     env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
     env.reset()
-    trace: list[tuple[float, float]] = []
-
-    def progress(p) -> None:
-        if p.improved:
-            trace.append((round(p.elapsed, 3), p.best_score))
-
-    result = make_agent(args, position).search(
-        env, time_limit=args.time_per_position, callback=progress
-    )
-    trace.append((round(result.seconds, 3), result.score))
     return {
         "position": position,
-        "score": result.score,
-        "actions": result.actions,
-        "playouts": result.playouts,
-        "seconds": result.seconds,
-        "trace": trace,
+        **timed_search(make_agent(args, position), env, args.time_per_position),
     }
 
 
@@ -94,16 +84,7 @@ def plot(runs: list[dict], path: Path, title: str) -> None:
     ax1.legend(fontsize=6, ncol=2)
     horizon = max(max(t for t, _ in run["trace"]) for run in runs)
     grid = [horizon * i / 200 for i in range(201)]
-    totals = []
-    for t in grid:
-        total = 0.0
-        for run in runs:
-            best = 0.0
-            for at, s in run["trace"]:
-                if at <= t:
-                    best = s
-            total += best
-        totals.append(total)
+    totals = [sum(best_at(run["trace"], t) for run in runs) for t in grid]
     ax2.plot(grid, totals, label="ours")
     table = published()
     for name in COLUMNS:
@@ -126,26 +107,19 @@ def print_row(run: dict, table: dict, names: list[str]) -> None:
 
 def write_report(out: Path, args: argparse.Namespace, argv, runs: list, table: dict, names) -> None:
     """The JSON report of the positions played so far, written atomically."""
-    from mc_envs.records import write_atomic
-
     report = {
-        "command": " ".join(
-            [Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]
-        ),
+        **provenance(argv),
         "algo": args.algo,
         "level": args.level,
         "iterations": args.iterations,
         "time_per_position": args.time_per_position,
         "workers": args.workers,
         "backend": args.backend,
-        "machine": platform.platform(),
-        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "total": sum(r["score"] for r in runs),
         "published_totals": {n: sum(table[r["position"]][n] for r in runs) for n in names},
         "positions": sorted(runs, key=lambda r: r["position"]),
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, json.dumps(report, indent=1))
+    save_report(out, report)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -177,11 +151,8 @@ def main(argv: list[str] | None = None) -> None:
         args.out
         or ROOT / "benchmarks" / "out" / f"samegame_standard_{args.algo}_l{args.level}.json"
     )
-    runs = []
-    if args.resume and out.exists():  # continue a long run: keep the positions already played
-        runs = [
-            r for r in json.loads(out.read_text())["positions"] if r["position"] in args.positions
-        ]
+    runs = previous_runs(out, "positions", "position", args.positions) if args.resume else []
+    if runs:
         print(f"resuming from {out}: positions {[r['position'] for r in runs]} already played")
     for run in runs:
         print_row(run, table, names)
@@ -189,6 +160,7 @@ def main(argv: list[str] | None = None) -> None:
         if any(r["position"] == position for r in runs):
             continue
         run = play(args, position)
+        run["commit"] = provenance(argv)["commit"]
         runs.append(run)
         print_row(run, table, names)
         write_report(out, args, argv, runs, table, names)  # after every position: a kill loses one

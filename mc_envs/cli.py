@@ -130,9 +130,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         sys.stderr.write("\ninterrupted\n")
         return 130
     if not args.quiet:
-        sys.stderr.write(
-            _progress_line(result.seconds, result.score, result.playouts) + "\n"
-        )
+        sys.stderr.write(_progress_line(result.seconds, result.score, result.playouts) + "\n")
     if result.actions or saved["score"] is None:
         save(result.score, result.actions, result.seconds, result.playouts)
     print(
@@ -296,6 +294,7 @@ BENCHMARKS = {
     "samegame": "samegame_bench.py",
     "samegame-standard": "samegame_standard.py",
     "morpion": "morpion_bench.py",
+    "morpion-records": "morpion_records.py",
     "sudoku": "sudoku_bench.py",
     "abstract": "abstract_theory.py",
     "two-player": "two_player_bench.py",
@@ -311,8 +310,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise UsageError(
             f"bench {args.name}: {script} not found (benchmarks ship with the source tree)"
         )
-    sys.argv = [str(script), *args.args]
-    runpy.run_path(str(script), run_name="__main__")
+    saved, sys.argv = sys.argv, [str(script), *args.args]
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = saved
     return 0
 
 

@@ -38,8 +38,12 @@ class TwoPlayerAEC(AECEnv):
         render_mode: None or ``"ansi"``.
     """
 
-    metadata = {"render_modes": ["ansi"], "name": "mc_envs_two_player_v0", "is_parallelizable": False,
-                "render_fps": 2}
+    metadata = {
+        "render_modes": ["ansi"],
+        "name": "mc_envs_two_player_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
 
     def __init__(self, game: str = "connect_four", render_mode: str | None = None) -> None:
         super().__init__()
@@ -52,10 +56,12 @@ class TwoPlayerAEC(AECEnv):
         self.possible_agents = ["player_0", "player_1"]
         self.agents = self.possible_agents[:]
         n = int(self.env.action_space.n)
-        self._obs_space = spaces.Dict({
-            "observation": self.env.observation_space,
-            "action_mask": spaces.Box(0, 1, (n,), dtype=np.int8),
-        })
+        self._obs_space = spaces.Dict(
+            {
+                "observation": self.env.observation_space,
+                "action_mask": spaces.Box(0, 1, (n,), dtype=np.int8),
+            }
+        )
         self._act_space = spaces.Discrete(n)
         self.observation_spaces = {a: self._obs_space for a in self.possible_agents}
         self.action_spaces = {a: self._act_space for a in self.possible_agents}

@@ -45,8 +45,9 @@ def game_id(game: str) -> str:
         raise ValueError(f"unknown two-player game {game!r}; use tictactoe or connect4") from None
 
 
-def make_agent(spec: str, *, seed: int = 0, iterations: int | None = None,
-               time_limit: float | None = None) -> Any:
+def make_agent(
+    spec: str, *, seed: int = 0, iterations: int | None = None, time_limit: float | None = None
+) -> Any:
     """An agent from a spec string (see the module docstring).
 
     Args:
@@ -62,7 +63,9 @@ def make_agent(spec: str, *, seed: int = 0, iterations: int | None = None,
     if name == "random":
         return RandomAgent(seed=seed)
     if name not in ("uct", "puct"):
-        raise ValueError(f"unknown agent {spec!r}; use random, uct[-preset] or puct[-preset|-heuristic]")
+        raise ValueError(
+            f"unknown agent {spec!r}; use random, uct[-preset] or puct[-preset|-heuristic]"
+        )
     kwargs: dict[str, Any] = {"seed": seed}
     if option == "heuristic" and name == "puct":
         kwargs["prior"] = connect_four_prior
@@ -73,9 +76,17 @@ def make_agent(spec: str, *, seed: int = 0, iterations: int | None = None,
     return (UCT if name == "uct" else PUCT)(**kwargs)
 
 
-def play_terminal(game: str, vs: str = "uct", iterations: int | None = None, time: float | None = None,
-                  *, human_player: int = 0, seed: int = 0, input_fn: Callable[[str], str] = input,
-                  out: TextIO | None = None) -> float:
+def play_terminal(
+    game: str,
+    vs: str = "uct",
+    iterations: int | None = None,
+    time: float | None = None,
+    *,
+    human_player: int = 0,
+    seed: int = 0,
+    input_fn: Callable[[str], str] = input,
+    out: TextIO | None = None,
+) -> float:
     """A human against an agent in the terminal.
 
     Args:
@@ -139,9 +150,18 @@ def play_game(env: Any, first: Any, second: Any, seed: int = 0) -> float:
     return float(env.returns()[0])
 
 
-def arena(game: str, agent_a: str | Any, agent_b: str | Any, games: int = 10, *, seed: int = 0,
-          iterations: int | None = None, time: float | None = None, progress: bool = True,
-          out: TextIO | None = None) -> dict:
+def arena(
+    game: str,
+    agent_a: str | Any,
+    agent_b: str | Any,
+    games: int = 10,
+    *,
+    seed: int = 0,
+    iterations: int | None = None,
+    time: float | None = None,
+    progress: bool = True,
+    out: TextIO | None = None,
+) -> dict:
     """Plays ``games`` games between two agents, alternating who moves first, and reports.
 
     Args:
@@ -162,10 +182,16 @@ def arena(game: str, agent_a: str | Any, agent_b: str | Any, games: int = 10, *,
     wins = draws = losses = 0
     start = _time.perf_counter()
     for g in range(games):
-        a = make_agent(agent_a, seed=seed + 2 * g, iterations=iterations, time_limit=time) \
-            if isinstance(agent_a, str) else agent_a
-        b = make_agent(agent_b, seed=seed + 2 * g + 1, iterations=iterations, time_limit=time) \
-            if isinstance(agent_b, str) else agent_b
+        a = (
+            make_agent(agent_a, seed=seed + 2 * g, iterations=iterations, time_limit=time)
+            if isinstance(agent_a, str)
+            else agent_a
+        )
+        b = (
+            make_agent(agent_b, seed=seed + 2 * g + 1, iterations=iterations, time_limit=time)
+            if isinstance(agent_b, str)
+            else agent_b
+        )
         a_first = g % 2 == 0
         r0 = play_game(env, a, b, seed=seed + g) if a_first else play_game(env, b, a, seed=seed + g)
         r = r0 if a_first else -r0
@@ -173,14 +199,22 @@ def arena(game: str, agent_a: str | Any, agent_b: str | Any, games: int = 10, *,
         if progress:
             done = (g + 1) / games
             bar = "#" * int(30 * done) + "-" * (30 - int(30 * done))
-            print(f"\r[{bar}] {g + 1}/{games}  W {wins} D {draws} L {losses}  "
-                  f"{_time.perf_counter() - start:.1f} s", end="", file=sys.stderr, flush=True)
+            print(
+                f"\r[{bar}] {g + 1}/{games}  W {wins} D {draws} L {losses}  "
+                f"{_time.perf_counter() - start:.1f} s",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
     if progress:
         print(file=sys.stderr)
     score = (wins + 0.5 * draws) / max(games, 1)
     lo, hi = wilson_interval(wins + 0.5 * draws, games)
     name_a = agent_a if isinstance(agent_a, str) else type(agent_a).__name__
     name_b = agent_b if isinstance(agent_b, str) else type(agent_b).__name__
-    print(f"{name_a} vs {name_b} at {game}, {games} games: {wins} wins, {draws} draws, {losses} losses; "
-          f"score {score:.3f} (95% CI {lo:.3f}-{hi:.3f})", file=out)
+    print(
+        f"{name_a} vs {name_b} at {game}, {games} games: {wins} wins, {draws} draws, {losses} losses; "
+        f"score {score:.3f} (95% CI {lo:.3f}-{hi:.3f})",
+        file=out,
+    )
     return {"wins": wins, "draws": draws, "losses": losses, "score": score, "interval": (lo, hi)}

@@ -1,0 +1,83 @@
+"""What the long-run benchmarks share: a timed search with its score trace, provenance, the report.
+
+``samegame_standard.py`` and ``morpion_records.py`` run one search per problem under a time limit,
+keep when each better score was found, write a JSON report atomically after every problem (so a
+killed run loses one problem and ``--resume`` plays the rest), and can plot the best score against
+time, like the figures of the NMCS paper.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def timed_search(agent: Any, env: Any, seconds: float) -> dict:
+    """Runs ``agent.search`` on ``env`` for ``seconds``; the result and its (time, best) trace."""
+    trace: list[tuple[float, float]] = []
+
+    def progress(p) -> None:
+        if p.improved:
+            trace.append((round(p.elapsed, 3), p.best_score))
+
+    result = agent.search(env, time_limit=seconds, callback=progress)
+    trace.append((round(result.seconds, 3), result.score))
+    return {
+        "score": result.score,
+        "actions": [int(a) for a in result.actions],
+        "playouts": result.playouts,
+        "seconds": result.seconds,
+        "trace": trace,
+    }
+
+
+def best_at(trace: list, t: float) -> float:
+    """The best score of a trace at time ``t`` (0 before the first entry)."""
+    best = 0.0
+    for at, score in trace:
+        if at <= t:
+            best = score
+    return best
+
+
+def provenance(argv: list[str] | None) -> dict:
+    """The command, machine, date and source commit of a report."""
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = None
+    return {
+        "command": " ".join(
+            [Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]
+        ),
+        "machine": platform.platform(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "commit": commit,
+    }
+
+
+def previous_runs(out: Path, field: str, key: str, wanted: list) -> list[dict]:
+    """For ``--resume``: the runs in the report's list ``field`` whose ``key`` is in ``wanted``."""
+    if not out.exists():
+        return []
+    return [r for r in json.loads(out.read_text())[field] if r[key] in wanted]
+
+
+def save_report(out: Path, report: dict) -> None:
+    """Writes a report atomically (a kill never leaves a torn file)."""
+    from mc_envs.records import write_atomic
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, json.dumps(report, indent=1))
