@@ -49,6 +49,8 @@ from agents.parallel import accepts_workers
 from mc_envs._numba import instantiate
 from mc_envs.rng import rng_below, rng_state
 
+PARALLEL = ("root", "moves")  # how workers share a search (the NMCS ``parallel`` argument)
+
 PAUSE = CONTROL_SIZE  # an extra control slot: pause after the next playout (checkpoints)
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
@@ -342,6 +344,12 @@ class NMCS:
             only follows the best move of each step (False).
         compiled: use the game's compiled search when it has one (True, the default), or force
             the generic Python path (False: slower, same result).
+        workers, backend, address: parallel search (:mod:`agents.parallel`).
+        parallel: how the workers share the search: ``"root"`` (the default: independent searches
+            from derived seeds, the best kept) or ``"moves"`` (level >= 2: the top level's
+            candidate moves, each followed by a level-(L-1) search, are evaluated on the workers;
+            :func:`agents.nmcs_parallel.moves_search`; its result does not depend on the number
+            of workers).
     """
 
     name = "nmcs"
@@ -354,9 +362,15 @@ class NMCS:
         policy: str | Callable | None = None,
         memorize: bool = True,
         compiled: bool = True,
+        parallel: str = "root",
     ) -> None:
         if level < 0:
             raise ValueError(f"level must be >= 0, got {level}")
+        if parallel not in PARALLEL:
+            raise ValueError(f"parallel must be one of {PARALLEL}, got {parallel!r}")
+        if parallel == "moves" and level < 2:
+            raise ValueError("parallel='moves' spreads level-(L-1) searches: it needs level >= 2")
+        self.parallel = parallel
         self.level = int(level)
         self.seed = int(seed)
         self.policy = policy
@@ -370,7 +384,15 @@ class NMCS:
         policy = (
             self.policy if not callable(self.policy) else getattr(self.policy, "__name__", "custom")
         )
-        return {"level": self.level, "seed": self.seed, "policy": policy, "memorize": self.memorize}
+        params = {
+            "level": self.level,
+            "seed": self.seed,
+            "policy": policy,
+            "memorize": self.memorize,
+        }
+        if self.parallel != "root":
+            params["parallel"] = self.parallel
+        return params
 
     def search(
         self,
@@ -400,6 +422,19 @@ class NMCS:
                 exactly where it was; budgets count from the start of the saved search (playouts,
                 runs), the time limit from now.
         """
+        if self.parallel == "moves":
+            from agents.nmcs_parallel import moves_search
+
+            if checkpoint is not None:
+                raise ValueError("checkpoints are per search: use parallel='root' with checkpoint=")
+            return moves_search(
+                self,
+                env,
+                time_limit=time_limit,
+                playouts=playouts,
+                iterations=iterations,
+                callback=callback,
+            )
         return _Run(self, env, time_limit, playouts, iterations).run(
             time_limit=time_limit,
             callback=callback,

@@ -106,8 +106,7 @@ def distributed_search(
     """
     import time
 
-    from agents.base import Progress
-    from agents.parallel import REPORT_EVERY, TaskPool, worker_seed
+    from agents.parallel import CUT, Rounds, TaskPool, worker_seed
 
     if agent.level < 2:
         raise ValueError("distributed NRPA needs level >= 2")
@@ -124,24 +123,16 @@ def distributed_search(
     _WarmUp(agent).search(base)  # compiles into the on-disk cache the workers load from
     pool = TaskPool(width, agent.backend, base, agent.address)
     try:
-        for j in range(width):  # each worker loads its search before the clock starts
-            pool.submit(_WarmUp(agent), {}, -1 - j)
-        while pool.pending:
-            pool.poll(0.05)
+        pool.warm_up(_WarmUp(agent))  # each worker loads its search before the clock starts
     except BaseException:
         pool.close()
         raise
 
     best_score, best_actions = NEG_INF, []  # over every task, in task order: deterministic
-    shown_score, shown_actions = NEG_INF, []  # live progress, from the workers' reports
-    total = 0
+    rounds = Rounds(pool, time_limit, callback)
     runs = 0
-    tasks = 0
-    rounds = 0
     why = ""
-    start = time.perf_counter()
     try:
-        last_report, improved, counts = start, False, {}
         while not why and (run_limit is None or runs < run_limit):
             clear_policy(m.w, m.mark, m.used, m.nused, level)
             run_score, run_seq = NEG_INF, np.zeros(0, dtype=np.int64)
@@ -150,43 +141,25 @@ def distributed_search(
                 k = min(width, agent.iterations - done_iters)
                 index = m.used[level, : m.nused[level]].copy()
                 weight = m.w[level, index].copy()
-                for j in range(k):
-                    budget: dict[str, Any] = {}
-                    if playouts is not None:
-                        budget["playouts"] = max((playouts - total) // k, 1)
-                    task = _PolicySearch(agent, worker_seed(agent.seed, tasks + j), index, weight)
-                    pool.submit(task, budget, tasks + j)
-                results: dict[int, dict] = {}
-                while len(results) < k:
-                    messages, finished = pool.poll(0.02)
-                    results.update(finished)
-                    for message in messages:
-                        kind, i = message[0], message[1]
-                        if kind == "best" and message[2] > shown_score:
-                            shown_score, shown_actions = message[2], list(message[3])
-                            improved = True
-                        elif kind == "count":
-                            counts[i] = max(counts.get(i, 0), message[2])
-                    now = time.perf_counter()
-                    if time_limit is not None and now - start >= time_limit and not why:
-                        why = "time"
-                        pool.stop()
-                    due = improved or now - last_report >= REPORT_EVERY
-                    if callback is not None and not why and shown_score > NEG_INF and due:
-                        last_report = now
-                        done = total + sum(counts.get(tasks + j, 0) for j in range(k))
-                        progress = Progress(now - start, shown_score, shown_actions, done, improved)
-                        improved = False
-                        if callback(progress):
-                            why = "callback"
-                            pool.stop()
+                budget: dict[str, Any] = {}
+                if playouts is not None:
+                    budget["playouts"] = max((playouts - rounds.total) // k, 1)
+                batch = [
+                    (
+                        _PolicySearch(
+                            agent, worker_seed(agent.seed, rounds.tasks + j), index, weight
+                        ),
+                        budget,
+                    )
+                    for j in range(k)
+                ]
+                results = rounds.run(batch)
+                why = rounds.why
                 cut = False
-                for j in range(k):  # in iteration order, as sequential NRPA
-                    r = results[tasks + j]
-                    total += r["playouts"]
+                for r in results:  # in iteration order, as sequential NRPA
                     if r["score"] > best_score:
                         best_score, best_actions = r["score"], list(r["actions"])
-                    if r["stopped"] in ("playouts", "max_score", "stopped", "callback"):
+                    if r["stopped"] in CUT:
                         cut = True  # an unfinished level-(L-1) search: the run ends here
                     if r["score"] >= run_score:
                         run_score = r["score"]
@@ -210,15 +183,12 @@ def distributed_search(
                         master.tabu,
                         PRIME,
                     )
-                tasks += k
-                rounds += 1
                 done_iters += k
                 if best_score >= max_score and not why:
                     why = "max_score"
-                elif playouts is not None and (total >= playouts or cut) and not why:
+                elif playouts is not None and (rounds.total >= playouts or cut) and not why:
                     why = "playouts"
-                if best_score > shown_score:
-                    shown_score, shown_actions = best_score, best_actions
+                rounds.show(best_score, best_actions)
             if done_iters >= agent.iterations:
                 runs += 1
     except KeyboardInterrupt:
@@ -232,9 +202,9 @@ def distributed_search(
     return SearchResult(
         score=float(best_score) if best_score > NEG_INF else float("-inf"),
         actions=best_actions,
-        playouts=total,
-        seconds=time.perf_counter() - start,
+        playouts=rounds.total,
+        seconds=time.perf_counter() - rounds.start,
         iterations=runs,
         stopped=why,
-        extra={"rounds": rounds, "tasks": tasks, "backend": agent.backend},
+        extra={"rounds": rounds.batches, "tasks": rounds.tasks, "backend": agent.backend},
     )

@@ -36,6 +36,7 @@ from mc_envs.rng import rng_state
 
 BACKENDS = ("local", "ray")
 REPORT_EVERY = 0.5
+CUT = ("playouts", "max_score", "stopped", "callback", "time")  # a task that did not finish
 
 
 def worker_seed(seed: int, index: int) -> int:
@@ -58,7 +59,9 @@ def check_parallel(workers: int, backend: str) -> None:
 def accepts_workers(cls: type) -> type:
     """Gives an agent class the ``workers``, ``backend`` and ``address`` constructor keywords.
 
-    With ``workers > 1`` its ``search`` runs :func:`parallel_search`; otherwise it is unchanged.
+    With ``workers > 1`` its ``search`` runs :func:`parallel_search` (unless the agent's
+    ``parallel`` attribute names another scheme, which its own ``search`` runs); otherwise it is
+    unchanged.
     Applying it twice is harmless.
     """
     if cls.__dict__.get("_accepts_workers", False):
@@ -73,7 +76,7 @@ def accepts_workers(cls: type) -> type:
 
     @functools.wraps(search)
     def parallel_or_not(self, env, **kwargs):
-        if getattr(self, "workers", 1) > 1:
+        if getattr(self, "workers", 1) > 1 and getattr(self, "parallel", "root") == "root":
             return parallel_search(self, env, **kwargs)
         return search(self, env, **kwargs)
 
@@ -125,7 +128,12 @@ def run_worker(agent: Any, env: Any, budgets: dict, index: int, channel: Any) ->
         return channel.stopped()
 
     try:
-        result = agent.search(env, callback=report, **budgets)
+        if channel.stopped():  # the search ended while this task waited for a worker
+            result = SearchResult(
+                score=NEG_INF, actions=[], playouts=0, seconds=0.0, stopped="stopped"
+            )
+        else:
+            result = agent.search(env, callback=report, **budgets)
         out = _result_dict(result)
         channel.put(("done", index, out))
         return out
@@ -297,13 +305,22 @@ class _RayPool:
 _channel: Any = None  # the worker process's channel to the master (local task pools)
 
 
-def _task_init(messages: Any, stop: Any) -> None:
-    global _channel
+_barrier: Any = None  # met by the warm-up tasks, so that every worker process runs one
+
+
+def _task_init(messages: Any, stop: Any, barrier: Any) -> None:
+    global _channel, _barrier
     _channel = _LocalChannel(messages, stop)
+    _barrier = barrier
 
 
 def _task_main(agent: Any, env: bytes, budgets: dict, index: int) -> dict:
     return run_worker(agent, pickle.loads(env), budgets, index, _channel)
+
+
+def _warm_main(task: Any, env: bytes) -> None:
+    task.search(pickle.loads(env))
+    _barrier.wait(timeout=600)
 
 
 class TaskPool:
@@ -341,8 +358,26 @@ class TaskPool:
                 workers,
                 mp_context=ctx,
                 initializer=_task_init,
-                initargs=(self.messages, self.event),
+                initargs=(self.messages, self.event, ctx.Barrier(workers)),
             )
+        self.workers = int(workers)
+
+    def warm_up(self, task: Any) -> None:
+        """Runs ``task.search(env)`` once on every worker (to load compiled code before a clock
+        starts) and waits for all of them."""
+        if self.backend == "ray":
+            self.ray.get(
+                [
+                    self._task.remote(task, self.env, {}, -1 - j, self.board)
+                    for j in range(self.workers)
+                ]
+            )
+            self.ray.get(self.board.drain.remote())
+        else:
+            for future in [
+                self.pool.submit(_warm_main, task, self.env) for _ in range(self.workers)
+            ]:
+                future.result()
 
     def submit(self, agent: Any, budgets: dict, index: int) -> None:
         """Starts ``agent.search`` as task ``index`` (its messages and result carry the index)."""
@@ -404,6 +439,128 @@ class TaskPool:
                 self.ray.wait(refs, num_returns=len(refs), timeout=10)
         else:
             self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class InlinePool:
+    """:class:`TaskPool`'s interface with no workers: each task runs here when it is submitted.
+
+    A search written for a pool gives, on one worker, the result it gives on many (the tests
+    check it), at the cost of a callback that is only called between tasks.
+    """
+
+    def __init__(self, env: Any) -> None:
+        self.env = pickle.dumps(env)
+        self.pending: dict[int, Any] = {}
+        self.messages: list[tuple] = []
+        self.finished: dict[int, dict] = {}
+        self.stop_flag = False
+
+    def put(self, message: tuple) -> None:
+        self.messages.append(message)
+
+    def stopped(self) -> bool:
+        return self.stop_flag
+
+    def warm_up(self, task: Any) -> None:
+        """Runs ``task.search(env)`` here (see :meth:`TaskPool.warm_up`)."""
+        task.search(pickle.loads(self.env))
+
+    def submit(self, agent: Any, budgets: dict, index: int) -> None:
+        """Runs ``agent.search`` as task ``index`` now."""
+        self.finished[index] = run_worker(agent, pickle.loads(self.env), budgets, index, self)
+
+    def poll(self, timeout: float) -> tuple[list[tuple], dict[int, dict]]:
+        messages, self.messages = self.messages, []
+        finished, self.finished = self.finished, {}
+        return [m for m in messages if m[0] in ("best", "count")], finished
+
+    def stop(self) -> None:
+        self.stop_flag = True
+
+    def close(self) -> None:
+        self.stop()
+
+
+def task_pool(workers: int, backend: str, env: Any, address: str | None = None) -> Any:
+    """A :class:`TaskPool` of ``workers``, or an :class:`InlinePool` for one."""
+    if int(workers) == 1:
+        return InlinePool(env)
+    return TaskPool(workers, backend, env, address)
+
+
+class Rounds:
+    """Runs a master's batches of tasks on a pool and follows them: live progress for the
+    callback, the time limit, a Ctrl-C, and the playouts of the finished tasks.
+
+    ``why`` becomes ``"time"`` or ``"callback"`` when the search must end (the pool is then
+    stopped, so the running tasks return their best so far).
+    """
+
+    def __init__(self, pool: Any, time_limit: float | None, callback: Any) -> None:
+        self.pool = pool
+        self.time_limit = time_limit
+        self.callback = callback
+        self.start = self.last_report = time.perf_counter()
+        self.why = ""
+        self.total = 0
+        self.tasks = 0
+        self.batches = 0
+        self.shown_score, self.shown_actions = NEG_INF, []
+        self.improved = False
+
+    def remaining(self) -> float | None:
+        """Seconds left before the time limit (None without one)."""
+        if self.time_limit is None:
+            return None
+        return max(self.time_limit - (time.perf_counter() - self.start), 0.0)
+
+    def show(self, score: float, actions: list) -> None:
+        """Makes ``score`` the best shown to the callback if it is better."""
+        if score > self.shown_score:
+            self.shown_score, self.shown_actions = score, list(actions)
+            self.improved = True
+
+    def run(self, batch: list[tuple[Any, dict]]) -> list[dict]:
+        """Runs the (search, budgets) pairs of ``batch``; their results, in order."""
+        first = self.tasks
+        for j, (task, budgets) in enumerate(batch):
+            if self.time_limit is not None:
+                left = self.remaining()
+                if left == 0.0 and not self.why:
+                    self.why = "time"
+                    self.pool.stop()  # the tasks not yet started return at once
+                budgets = {**budgets, "time_limit": left}
+            self.pool.submit(task, budgets, first + j)
+        self.tasks += len(batch)
+        self.batches += 1
+        results: dict[int, dict] = {}
+        counts: dict[int, int] = {}
+        while len(results) < len(batch):
+            messages, finished = self.pool.poll(0.02)
+            results.update(finished)
+            for message in messages:
+                if message[0] == "best":
+                    self.show(message[2], message[3])
+                else:
+                    counts[message[1]] = max(counts.get(message[1], 0), message[2])
+            now = time.perf_counter()
+            if self.remaining() == 0.0 and not self.why:
+                self.why = "time"
+                self.pool.stop()
+            due = self.improved or now - self.last_report >= REPORT_EVERY
+            if self.callback is not None and not self.why and self.shown_score > NEG_INF and due:
+                self.last_report = now
+                done = self.total + sum(counts.values())
+                progress = Progress(
+                    now - self.start, self.shown_score, self.shown_actions, done, self.improved
+                )
+                self.improved = False
+                if self.callback(progress):
+                    self.why = "callback"
+                    self.pool.stop()
+        ordered = [results[first + j] for j in range(len(batch))]
+        self.total += sum(r["playouts"] for r in ordered)
+        return ordered
 
 
 # -- the master -----------------------------------------------------------------------------------

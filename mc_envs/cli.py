@@ -48,6 +48,10 @@ def _make_agent(args: argparse.Namespace) -> Any:
 
     parallel = {"workers": args.workers, "backend": args.backend, "address": args.address}
     common = {"seed": args.agent_seed, **parallel}
+    if args.parallel != "root" and args.algo == "uct":
+        raise UsageError(f"--parallel {args.parallel}: UCT has root parallelism only")
+    if args.parallel != "root":
+        common["parallel"] = args.parallel
     try:
         if args.algo == "nmcs":
             return agents.NMCS(level=args.level, policy=args.policy, **common)
@@ -340,8 +344,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--time", type=float, default=None, help="seconds (default: one complete search)"
     )
     solve.add_argument("--playouts", type=int, default=None, help="playout budget")
+    solve.add_argument("--workers", type=int, default=1, help="processes (or Ray tasks)")
     solve.add_argument(
-        "--workers", type=int, default=1, help="parallel searches (root parallelism)"
+        "--parallel",
+        default="root",
+        choices=["root", "moves", "distributed"],
+        help="how workers share the search: independent searches (root), NMCS's top-level moves "
+        "(moves), NRPA's top-level iterations (distributed)",
     )
     solve.add_argument("--backend", default="local", choices=["local", "ray"])
     solve.add_argument("--address", help="Ray cluster address (backend ray)")

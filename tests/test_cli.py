@@ -245,3 +245,15 @@ def test_resume_without_checkpoint_is_a_usage_error(tmp_path, capsys):
         == 2
     )
     assert "--resume needs --checkpoint" in capsys.readouterr().err
+
+
+def test_solve_spreads_nmcs_top_level_moves_over_workers(tmp_path, capsys):
+    out = tmp_path / "moves.json"
+    args = ["solve", "samegame", "--position", "2", "--level", "2", "--playouts", "2000"]
+    assert main([*args, "--workers", "2", "--parallel", "moves", "--quiet", "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["agent"]["params"]["parallel"] == "moves" and record["playouts"] <= 2000
+    assert main(["verify", str(out)]) == 0
+    capsys.readouterr()
+    assert main([*args, "--algo", "nrpa", "--parallel", "moves", "--out", str(out)]) == 2
+    assert "--algo nrpa: parallel must be one of" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""Root-parallel search: the best of seeded workers, the same over local processes and Ray."""
+"""Parallel search: root parallelism (the best of seeded workers), NMCS's top-level moves and
+distributed NRPA on workers, the same over local processes and Ray."""
 
 import os
 
@@ -8,6 +9,7 @@ import pytest
 import mc_envs  # noqa: F401
 from agents import NMCS, NRPA
 from agents.parallel import worker_seed
+from mc_envs.envs.samegame import SameGameEnv
 
 
 def samegame(position):
@@ -64,11 +66,19 @@ def test_ray_gives_the_same_result_as_local_processes():
     env = samegame(2)
     local = NMCS(level=1, seed=4, workers=2).search(env, playouts=1200)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    moves = dict(level=2, seed=4, workers=2, parallel="moves")
+    local_moves = NMCS(**moves).search(env, playouts=3000)
     ray.init(num_cpus=2, include_dashboard=False)
     try:
         remote = NMCS(level=1, seed=4, workers=2, backend="ray").search(env, playouts=1200)
+        remote_moves = NMCS(**moves, backend="ray").search(env, playouts=3000)
     finally:
         ray.shutdown()
+    assert (remote_moves.score, remote_moves.actions, remote_moves.playouts) == (
+        local_moves.score,
+        local_moves.actions,
+        local_moves.playouts,
+    )
     assert (remote.score, remote.actions, remote.playouts) == (
         local.score,
         local.actions,
@@ -136,3 +146,53 @@ def test_distributed_nrpa_stops_on_time_with_the_best_so_far():
     result = agent.search(env, time_limit=1.0)
     assert result.stopped == "time" and result.seconds < 5
     assert result.score > 0 and replayed_score(env, result.actions) == result.score
+
+
+def small_board(seed, rows, cols, colors):
+    env = SameGameEnv(rows=rows, cols=cols, colors=colors)
+    env.reset(seed=seed)
+    return env
+
+
+@pytest.mark.parametrize("memorize", [True, False])
+def test_nmcs_top_level_moves_on_workers_give_the_one_worker_result(memorize):
+    env = small_board(1, 6, 6, 3)
+    snap = env.clone_state()
+
+    def search(workers):
+        agent = NMCS(level=2, seed=7, memorize=memorize, workers=workers, parallel="moves")
+        return agent.search(env)
+
+    one, two = search(1), search(2)
+    assert env.clone_state() == snap
+    assert (one.score, one.actions, one.playouts) == (two.score, two.actions, two.playouts)
+    assert one.stopped == "complete" and one.iterations == 1
+    assert replayed_score(env, one.actions) == one.score > 0
+    steps = one.extra["steps"]
+    assert steps >= 1 and one.extra["tasks"] >= steps  # one task per candidate of every step
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_nmcs_top_level_moves_on_workers_is_exact_at_the_game_length(seed):
+    from test_nmcs import best_score
+
+    env = small_board(seed, 3, 3, 2)
+    result = NMCS(level=4, seed=seed, workers=2, parallel="moves").search(env)
+    assert result.score == best_score(env)
+    assert replayed_score(env, result.actions) == result.score
+
+
+def test_nmcs_top_level_moves_stop_on_time_with_the_best_so_far():
+    env = samegame(5)
+    result = NMCS(level=3, seed=2, workers=2, parallel="moves").search(env, time_limit=1.5)
+    assert result.stopped == "time" and result.seconds < 6
+    assert result.score > 0 and replayed_score(env, result.actions) == result.score
+
+
+def test_nmcs_parallel_arguments_are_checked(tmp_path):
+    with pytest.raises(ValueError, match="parallel"):
+        NMCS(level=2, parallel="tree")
+    with pytest.raises(ValueError, match="level >= 2"):
+        NMCS(level=1, workers=2, parallel="moves")
+    with pytest.raises(ValueError, match="checkpoint"):
+        NMCS(level=2, parallel="moves").search(samegame(1), checkpoint=str(tmp_path / "c.json"))
