@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from agents.parallel import accepts_workers
-from agents.tree import FPU, MODE_ALPHAGO, MODE_ALPHAZERO, KernelPrior
+from agents.tree import FPU, MAX_TREE_BYTES, MODE_ALPHAGO, MODE_ALPHAZERO, KernelPrior
 from agents.uct import TreeAgent
 from mc_envs.games import connect_four
 
@@ -50,7 +50,8 @@ class PUCT(TreeAgent):
         fpu: the value assumed for an unvisited child (first-play urgency), default 0.5.
         dirichlet_alpha: root noise concentration (None: no noise; AlphaZero used 0.3 for chess).
         dirichlet_eps: the weight of the noise.
-        iterations, time_limit, seed, policy, backup, reuse, compiled: as for :class:`agents.UCT`.
+        iterations, time_limit, seed, policy, backup, reuse, compiled, max_tree_bytes: as for
+            :class:`agents.UCT`.
     """
 
     name = "puct"
@@ -71,6 +72,7 @@ class PUCT(TreeAgent):
         backup: str = "mean",
         reuse: bool = True,
         compiled: bool = True,
+        max_tree_bytes: int = MAX_TREE_BYTES,
     ) -> None:
         if form not in FORMS:
             raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
@@ -91,6 +93,7 @@ class PUCT(TreeAgent):
             backup=backup,
             reuse=reuse,
             compiled=compiled,
+            max_tree_bytes=max_tree_bytes,
         )
 
     @property

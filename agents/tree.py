@@ -50,6 +50,7 @@ C, MODE, FPU, BACKUP_MAX, NOISE_EPS, TWO_PLAYER = range(6)
 CFG_SIZE = 6
 MODE_UCB, MODE_ALPHAGO, MODE_ALPHAZERO = 0, 1, 2
 DONE, GROW, PAUSE = 0, 1, 2
+MAX_TREE_BYTES = 2**31  # the default memory cap of a tree
 # Iterations between returns to Python: a fresh read of the stop flag, which a compiled loop could
 # otherwise keep in a register.
 CHUNK = 512
@@ -347,16 +348,30 @@ class Tree:
         self.norm[:] = (np.inf, -np.inf)
         self.root_state = root_state
 
-    def grow(self) -> None:
-        """Doubles whichever of the node and edge stores is short of room."""
-        if self.used[NODES] + 1 > len(self.ni):
-            n = 2 * len(self.ni)
-            self.ni = _resized(self.ni, n)
-            self.nf = _resized(self.nf, n)
-        if self.used[EDGES] + self.max_actions > len(self.ea):
-            n = max(2 * len(self.ea), int(self.used[EDGES]) + 2 * self.max_actions)
-            self.ea = _resized(self.ea, n)
-            self.ep = _resized(self.ep, n)
+    @property
+    def nbytes(self) -> int:
+        """The memory held by the tree's arrays."""
+        return self.ni.nbytes + self.nf.nbytes + self.ea.nbytes + self.ep.nbytes
+
+    def grow(self, limit: int | None = None) -> bool:
+        """Doubles whichever of the node and edge stores is short of room; returns False, and
+        leaves the tree as it is, when the tree would then hold more than ``limit`` bytes."""
+        nodes, edges = len(self.ni), len(self.ea)
+        if self.used[NODES] + 1 > nodes:
+            nodes *= 2
+        if self.used[EDGES] + self.max_actions > edges:
+            edges = max(2 * edges, int(self.used[EDGES]) + 2 * self.max_actions)
+        node_bytes = self.ni.itemsize * NI + self.nf.itemsize * NF
+        edge_bytes = self.ea.itemsize * 2 + self.ep.itemsize * 2
+        if limit is not None and nodes * node_bytes + edges * edge_bytes > limit:
+            return False
+        if nodes != len(self.ni):
+            self.ni = _resized(self.ni, nodes)
+            self.nf = _resized(self.nf, nodes)
+        if edges != len(self.ea):
+            self.ea = _resized(self.ea, edges)
+            self.ep = _resized(self.ep, edges)
+        return True
 
     @property
     def root(self) -> int:

@@ -21,6 +21,7 @@ comparing states), the search continues from that subtree.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +37,7 @@ from agents.tree import (
     CFG_SIZE,
     EDGE0,
     GROW,
+    MAX_TREE_BYTES,
     MODE,
     MODE_UCB,
     NEDGES,
@@ -73,6 +75,7 @@ class TreeAgent:
         backup: str,
         reuse: bool,
         compiled: bool,
+        max_tree_bytes: int,
     ) -> None:
         if backup not in ("mean", "max"):
             raise ValueError(f"backup must be 'mean' or 'max', got {backup!r}")
@@ -86,6 +89,7 @@ class TreeAgent:
         self.backup = backup
         self.reuse = bool(reuse)
         self.compiled = bool(compiled)
+        self.max_tree_bytes = int(max_tree_bytes)
         self.reset()
 
     @classmethod
@@ -226,6 +230,8 @@ class TreeAgent:
         path = np.zeros(max_moves + 1, dtype=np.int64)
         rng = self._rng
 
+        capped = threading.Event()
+
         def work() -> None:
             while True:
                 code = fn(
@@ -250,7 +256,9 @@ class TreeAgent:
                     fbuf,
                 )
                 if code == GROW:
-                    tree.grow()
+                    if not tree.grow(self.max_tree_bytes):
+                        capped.set()
+                        return
                 elif code != PAUSE:
                     return
 
@@ -261,7 +269,7 @@ class TreeAgent:
                 base.restore_state(snapshot)
         self._searches += 1
         if not why:
-            why = stop_reason(control[STOP])
+            why = "memory" if capped.is_set() else stop_reason(control[STOP])
         actions, visits, values = tree.root_stats()
         if two_player:
             pv = tree.principal_variation()
@@ -283,7 +291,11 @@ class TreeAgent:
             root_actions=actions,
             root_visits=visits,
             root_values=values,
-            extra={"tree_nodes": int(tree.used[0]), "two_player": two_player},
+            extra={
+                "tree_nodes": int(tree.used[0]),
+                "tree_bytes": tree.nbytes,
+                "two_player": two_player,
+            },
         )
 
     def act(self, env: Any) -> int:
@@ -356,6 +368,8 @@ class UCT(TreeAgent):
         reuse: keep the tree between moves and continue from the subtree reached.
         compiled: use the game's compiled search when it has one (the default) or force the generic
             Python path (slower, same result).
+        max_tree_bytes: the tree's memory cap (2 GiB by default): a search whose tree would grow
+            past it stops there (``stopped == "memory"``) and answers from the tree it has.
     """
 
     name = "uct"
@@ -371,6 +385,7 @@ class UCT(TreeAgent):
         backup: str = "mean",
         reuse: bool = True,
         compiled: bool = True,
+        max_tree_bytes: int = MAX_TREE_BYTES,
     ) -> None:
         super().__init__(
             iterations=iterations,
@@ -381,6 +396,7 @@ class UCT(TreeAgent):
             backup=backup,
             reuse=reuse,
             compiled=compiled,
+            max_tree_bytes=max_tree_bytes,
         )
 
 

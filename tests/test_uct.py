@@ -82,3 +82,17 @@ def test_search_at_the_end_raises() -> None:
         env.step(a)
     with pytest.raises(ValueError, match="over"):
         UCT(iterations=10).search(env)
+
+
+def test_a_tree_that_reaches_its_memory_cap_stops_and_still_answers() -> None:
+    env = gym.make("mc_envs/ConnectFour-v0").unwrapped
+    env.reset(seed=0)
+    cap = 200_000
+    agent = UCT(seed=1, reuse=False, max_tree_bytes=cap)
+    result = agent.search(env, time_limit=60.0)
+    assert result.stopped == "memory" and result.seconds < 30
+    assert 0 < result.extra["tree_bytes"] <= cap
+    assert result.iterations > 100 and sum(result.root_visits) > 0
+    assert agent.act(env) in env.legal_actions()
+    free = UCT(seed=1, reuse=False).search(env, iterations=result.iterations)
+    assert free.stopped == "iterations"
