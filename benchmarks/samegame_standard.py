@@ -52,7 +52,7 @@ def published() -> dict[int, dict[str, int]]:
 
 def make_agent(args: argparse.Namespace, position: int):
     seed = args.seed * 100 + position
-    common = {"seed": seed, "workers": args.workers, "backend": args.backend}
+    common = {"seed": seed, "workers": args.workers, "backend": args.backend, "policy": args.policy}
     if args.algo == "nmcs":
         return NMCS(level=args.level, **common)
     return NRPA(level=args.level, iterations=args.iterations, **common)
@@ -110,6 +110,7 @@ def write_report(out: Path, args: argparse.Namespace, argv, runs: list, table: d
     report = {
         **provenance(argv),
         "algo": args.algo,
+        "policy": args.policy,
         "level": args.level,
         "iterations": args.iterations,
         "time_per_position": args.time_per_position,
@@ -130,6 +131,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--time-per-position", type=float, default=60.0)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--backend", choices=("local", "ray"), default="local")
+    parser.add_argument(
+        "--policy",
+        choices=("tabu", "random"),
+        default=None,
+        help="NRPA's selective tabu colour or plain NRPA; NMCS's playouts (default: tabu)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--positions", type=int, nargs="*", default=list(range(1, 21)))
     parser.add_argument("--out", type=Path, default=None)
