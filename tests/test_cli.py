@@ -175,13 +175,18 @@ def test_ctrl_c_saves_the_best_record_and_exits_130(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a shell that starts pytest in the background makes its children ignore SIGINT
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    deadline = time.time() + 120
-    while not out.exists() and time.time() < deadline:
-        time.sleep(0.2)
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    stdout, _ = proc.communicate(timeout=60)
+    try:
+        deadline = time.time() + 120
+        while not out.exists() and time.time() < deadline:
+            time.sleep(0.2)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        stdout, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
     assert proc.returncode == 130, stdout
     assert "stopped: interrupt" in stdout
     assert run("verify", str(out)).returncode == 0
