@@ -84,6 +84,7 @@ def row(run: dict) -> str:
 
 def plot(runs: list[dict], path: Path, title: str) -> None:
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -94,6 +95,8 @@ def plot(runs: list[dict], path: Path, title: str) -> None:
         ys = [s for _, s in run["trace"]]
         ax.step(xs, ys, where="post", label="ours")
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         for k, (column, moves) in enumerate(PUBLISHED[run["variant"]].items(), start=1):
             if moves is not None:
                 ax.axhline(moves, color=f"C{k}", linestyle="--", label=f"{column}: {moves}")
