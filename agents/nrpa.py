@@ -608,7 +608,8 @@ class NRPA:
         seed: seeds the search's random stream; a fixed seed and playout budget give a fixed result.
         policy: ``"random"`` (plain NRPA: every legal move may be sampled), ``"tabu"`` (SameGame's
             selective policy: the tabu colour of Cazenave 2016), or ``None`` for the game's default
-            (``"tabu"`` for SameGame, ``"random"`` otherwise).
+            (``"tabu"`` for SameGame, ``"random"`` otherwise). A tuple of names is a portfolio for
+            root parallelism: worker ``i`` searches with name ``i % len(policy)``.
         compiled: use the game's compiled search when it has one (True, the default), or force the
             generic Python path (False: slower, same result).
         workers: processes (or Ray tasks) searching in parallel.
@@ -630,7 +631,7 @@ class NRPA:
         iterations: int = 100,
         alpha: float = 1.0,
         seed: int = 0,
-        policy: str | None = None,
+        policy: str | tuple[str, ...] | None = None,
         compiled: bool = True,
         workers: int = 1,
         backend: str = "local",
@@ -641,8 +642,16 @@ class NRPA:
             raise ValueError(f"level must be >= 1, got {level}")
         if iterations < 1:
             raise ValueError(f"iterations must be >= 1, got {iterations}")
-        if policy not in (None, "random", "tabu"):
-            raise ValueError(f"NRPA policy must be None, 'random' or 'tabu', got {policy!r}")
+        names = tuple(policy) if isinstance(policy, (tuple, list)) else (policy,)
+        if not names or any(name not in (None, "random", "tabu") for name in names):
+            raise ValueError(
+                f"NRPA policy must be None, 'random', 'tabu' or a tuple of them, got {policy!r}"
+            )
+        if len(names) > 1 and (parallel != "root" or workers < len(names)):
+            raise ValueError(
+                f"a policy portfolio {names} needs parallel='root' and at least {len(names)} workers"
+            )
+        policy = names if len(names) > 1 else names[0]
         self.level = int(level)
         self.iterations = int(iterations)
         self.alpha = float(alpha)

@@ -93,12 +93,16 @@ def _split(total: int | None, parts: int, index: int) -> int | None:
 
 
 def worker_agents(agent: Any) -> list[Any]:
-    """Copies of ``agent`` with ``workers=1`` and the derived seeds."""
+    """Copies of ``agent`` with ``workers=1`` and the derived seeds; an agent whose ``policy`` is a
+    tuple (a portfolio) gives worker ``i`` the policy ``i`` modulo its length."""
     clones = []
+    portfolio = getattr(agent, "policy", None)
     for i in range(agent.workers):
         clone = copy.copy(agent)
         clone.workers = 1
         clone.seed = worker_seed(agent.seed, i)
+        if isinstance(portfolio, tuple):
+            clone.policy = portfolio[i % len(portfolio)]
         clones.append(clone)
     return clones
 

@@ -52,7 +52,10 @@ def published() -> dict[int, dict[str, int]]:
 
 def make_agent(args: argparse.Namespace, position: int):
     seed = args.seed * 100 + position
-    common = {"seed": seed, "workers": args.workers, "backend": args.backend, "policy": args.policy}
+    policy = (
+        tuple(args.policy) if args.policy and len(args.policy) > 1 else (args.policy or [None])[0]
+    )
+    common = {"seed": seed, "workers": args.workers, "backend": args.backend, "policy": policy}
     if args.algo == "nmcs":
         return NMCS(level=args.level, **common)
     return NRPA(level=args.level, iterations=args.iterations, **common)
@@ -134,8 +137,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--policy",
         choices=("tabu", "random"),
+        nargs="+",
         default=None,
-        help="NRPA's selective tabu colour or plain NRPA; NMCS's playouts (default: tabu)",
+        help="NRPA's selective tabu colour or plain NRPA, or several (NRPA: one per worker, a "
+        "portfolio); NMCS's playouts (default: tabu)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--positions", type=int, nargs="*", default=list(range(1, 21)))

@@ -196,3 +196,19 @@ def test_nmcs_parallel_arguments_are_checked(tmp_path):
         NMCS(level=1, workers=2, parallel="moves")
     with pytest.raises(ValueError, match="checkpoint"):
         NMCS(level=2, parallel="moves").search(samegame(1), checkpoint=str(tmp_path / "c.json"))
+
+
+def test_an_nrpa_policy_portfolio_gives_each_worker_its_policy():
+    env = samegame(7)
+    result = NRPA(level=1, seed=5, policy=("tabu", "random"), workers=2).search(env, playouts=300)
+    singles = [
+        NRPA(level=1, seed=worker_seed(5, i), policy=name).search(env, playouts=150)
+        for i, name in enumerate(("tabu", "random"))
+    ]
+    assert [w["actions"] for w in result.extra["workers"]] == [s.actions for s in singles]
+    assert singles[0].actions != singles[1].actions
+    assert result.score == max(s.score for s in singles)
+    with pytest.raises(ValueError, match="portfolio"):
+        NRPA(level=2, policy=("tabu", "random"), workers=1)
+    with pytest.raises(ValueError, match="portfolio"):
+        NRPA(level=2, policy=("tabu", "random"), workers=2, parallel="distributed")
