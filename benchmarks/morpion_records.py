@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{'var':>3} {'ours':>5} {'found at s':>9} {'playouts':>12} "
         + " ".join(f"{c:>13}" for c in COLUMNS)
     )
+    origin = provenance(argv)
     runs = previous_runs(out, "variants", "variant", args.variants) if args.resume else []
     for run in runs:
         print(row(run))
@@ -144,11 +145,11 @@ def main(argv: list[str] | None = None) -> None:
             continue
         solution = out.with_name(f"{out.stem}_{variant}_solution.json")
         run = play(args, variant, solution)
-        run["commit"] = provenance(argv)["commit"]
+        run["commit"] = origin["commit"]
         runs.append(run)
         print(row(run), flush=True)
         report = {
-            **provenance(argv),
+            **origin,
             "algo": args.algo,
             "level": args.level,
             "iterations": args.iterations,

@@ -48,7 +48,8 @@ def best_at(trace: list, t: float) -> float:
 
 
 def provenance(argv: list[str] | None) -> dict:
-    """The command, machine, date and source commit of a report."""
+    """The command, machine, date and source commit of a report (call it once, at the start: the
+    commit is that of the code the run imported)."""
     try:
         commit = subprocess.run(
             ["git", "-C", str(ROOT), "describe", "--always", "--dirty"],

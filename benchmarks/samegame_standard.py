@@ -108,10 +108,12 @@ def print_row(run: dict, table: dict, names: list[str]) -> None:
     print(f"{run['position']:>3} {run['score']:>7,.0f} {run['playouts']:>10,} {cells}", flush=True)
 
 
-def write_report(out: Path, args: argparse.Namespace, argv, runs: list, table: dict, names) -> None:
+def write_report(
+    out: Path, args: argparse.Namespace, origin: dict, runs: list, table: dict, names
+) -> None:
     """The JSON report of the positions played so far, written atomically."""
     report = {
-        **provenance(argv),
+        **origin,
         "algo": args.algo,
         "policy": args.policy,
         "level": args.level,
@@ -163,6 +165,7 @@ def main(argv: list[str] | None = None) -> None:
         args.out
         or ROOT / "benchmarks" / "out" / f"samegame_standard_{args.algo}_l{args.level}.json"
     )
+    origin = provenance(argv)
     runs = previous_runs(out, "positions", "position", args.positions) if args.resume else []
     if runs:
         print(f"resuming from {out}: positions {[r['position'] for r in runs]} already played")
@@ -172,17 +175,19 @@ def main(argv: list[str] | None = None) -> None:
         if any(r["position"] == position for r in runs):
             continue
         run = play(args, position)
-        run["commit"] = provenance(argv)["commit"]
+        run["commit"] = origin["commit"]
         runs.append(run)
         print_row(run, table, names)
-        write_report(out, args, argv, runs, table, names)  # after every position: a kill loses one
+        write_report(
+            out, args, origin, runs, table, names
+        )  # after every position: a kill loses one
     ours = sum(r["score"] for r in runs)
     totals = {n: sum(table[r["position"]][n] for r in runs) for n in names}
     print(
         f"{'all':>3} {ours:>7,.0f} {sum(r['playouts'] for r in runs):>10,} "
         + " ".join(f"{totals[n]:>13,}" for n in names)
     )
-    write_report(out, args, argv, runs, table, names)
+    write_report(out, args, origin, runs, table, names)
     print(f"wrote {out}")
     if args.plot:
         png = out.with_suffix(".png")

@@ -130,7 +130,9 @@ def main() -> None:
         except ImportError as exc:
             pz = float("nan")
             print(f"  (PettingZoo unavailable: {exc})")
-        print(f"  env steps/s      mc_envs {ours:12,.0f}   PettingZoo {pz_name} {pz:12,.0f}   ratio {ours / pz:6.1f}x")
+        print(
+            f"  env steps/s      mc_envs {ours:12,.0f}   PettingZoo {pz_name} {pz:12,.0f}   ratio {ours / pz:6.1f}x"
+        )
         print(f"  random playouts/s  compiled kernel {our_playouts(env_id, s):12,.0f}")
         uct = our_uct(env_id, args.iterations, s)
         try:
@@ -138,8 +140,10 @@ def main() -> None:
         except ImportError as exc:
             osp = float("nan")
             print(f"  (OpenSpiel unavailable: {exc})")
-        print(f"  UCT iterations/s mc_envs {uct:12,.0f}   OpenSpiel MCTSBot (C++, random rollouts) {osp:12,.0f}"
-              f"   ratio {uct / osp:6.1f}x")
+        print(
+            f"  UCT iterations/s mc_envs {uct:12,.0f}   OpenSpiel MCTSBot (C++, random rollouts) {osp:12,.0f}"
+            f"   ratio {uct / osp:6.1f}x"
+        )
 
 
 if __name__ == "__main__":
