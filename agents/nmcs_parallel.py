@@ -69,6 +69,16 @@ class _MoveSearch:
         return result
 
 
+def _better(score: float, best: float, ties: int, rng: Any) -> tuple[bool, int]:
+    """Whether ``score`` replaces ``best``, ties broken uniformly as in :func:`agents.nmcs._nmcs`;
+    and the updated count of tied scores."""
+    if score == best:
+        return rng_below(rng, ties + 2) == 0, ties + 1
+    if score > best:
+        return True, 0
+    return False, ties
+
+
 class _WarmUp:
     """A task that loads (or compiles) what a worker's tasks run before the clock starts: the
     env's own moves and the level-(L-1) search."""
@@ -158,21 +168,11 @@ def moves_search(
                     if s > best_score:
                         best_score, best_actions = s, list(r["actions"])
                     if agent.memorize:
-                        take = s > run_best
-                        if s == run_best:
-                            ties += 1
-                            take = rng_below(rng, ties + 1) == 0
-                        elif take:
-                            ties = 0
+                        take, ties = _better(s, run_best, ties, rng)
                         if take:
                             run_best, run_seq = s, list(r["actions"])
                     else:
-                        take = s > step_best
-                        if s == step_best:
-                            step_ties += 1
-                            take = rng_below(rng, step_ties + 1) == 0
-                        elif take:
-                            step_ties = 0
+                        take, step_ties = _better(s, step_best, step_ties, rng)
                         if take:
                             step_best, step_move = s, m
                 rounds.show(best_score, best_actions)
