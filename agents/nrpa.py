@@ -54,6 +54,7 @@ PARALLEL = ("root", "distributed")
 PRIME = 524_287  # policy table size (2**19 - 1): codes are reduced modulo this prime
 PAUSE = CONTROL_SIZE  # an extra control slot: pause at the next iteration boundary (checkpoints)
 DELTA_CAPACITY = 1 << 20  # buffered weight changes of one adaptation before they are applied
+LOG_CAPACITY = 1 << 20  # codes in one sequence's move log; a longer sequence is replayed instead
 
 
 # -- policy tables: w[row, idx] weights, mark[row, idx] touched, used[row, :nused[row]] touched idx -
@@ -89,6 +90,23 @@ def add_weight(w, mark, used, nused, row, k, delta):
         used[row, nused[row]] = k
         nused[row] += 1
     w[row, k] += delta
+
+
+# -- move logs: the legal codes along a sequence, kept so that adapting to it needs no replay ------
+
+
+@njit(cache=True, nogil=True)
+def copy_log(log, dst, src, n):
+    """Makes the move log of row ``dst`` a copy of row ``src``'s first ``n`` steps."""
+    lok, lcodes, loff, lpick = log
+    lok[dst] = lok[src]
+    if lok[src] != 0:
+        for j in range(loff[src, n]):
+            lcodes[dst, j] = lcodes[src, j]
+        for t in range(n):
+            loff[dst, t] = loff[src, t]
+            lpick[dst, t] = lpick[src, t]
+        loff[dst, n] = loff[src, n]
 
 
 # -- move selection filters (the selective policies) ----------------------------------------------
@@ -151,6 +169,7 @@ def _rollout(
     codes,
     probs,
     seq,
+    log,
     w,
     tabu,
     prime,
@@ -161,7 +180,12 @@ def _rollout(
     best_len,
     max_score,
 ):
-    """One level-0 search from ``states[0]`` with the weights ``w``; writes ``seq``, returns (score, n)."""
+    """One level-0 search from ``states[0]`` with the weights ``w``; writes ``seq`` and row 0 of
+    the move log, returns (score, n)."""
+    lok, lcodes, loff, lpick = log
+    cap = lcodes.shape[1]
+    logged = True
+    pos = 0
     copy_state(states, 1, 0)  # noqa: F821
     k = 0
     while True:
@@ -169,9 +193,14 @@ def _rollout(
         if n == 0:
             break
         n = allowed(states, 1, moves, codes, n, tabu)  # noqa: F821
+        if pos + n > cap:
+            logged = False
         top = NEG_INF
         for j in range(n):
-            x = w[codes[j] % prime]
+            c = codes[j] % prime
+            if logged:
+                lcodes[0, pos + j] = c
+            x = w[c]
             probs[j] = x
             if x > top:
                 top = x
@@ -189,7 +218,13 @@ def _rollout(
         m = moves[j]
         play(states, 1, m, ws)  # noqa: F821
         seq[k] = m
+        if logged:
+            loff[0, k] = pos
+            lpick[0, k] = j
+            pos += n
         k += 1
+    loff[0, k] = pos
+    lok[0] = 1 if logged else 0
     s = score(states, 1)  # noqa: F821
     count_playout(control)
     record(seq, k, s, control, best_score, best_seq, best_len, max_score)
@@ -198,8 +233,9 @@ def _rollout(
 
 def _adapt(
     row,
-    seq,
-    length,
+    seqs,
+    lens,
+    log,
     states,
     ws,
     moves,
@@ -215,19 +251,52 @@ def _adapt(
     tabu,
     prime,
 ):
-    """Adapts policy row ``row`` towards ``seq[:length]`` (played from ``states[0]``)."""
-    copy_state(states, 1, 0)  # noqa: F821
+    """Adapts policy row ``row`` towards ``seqs[row, :lens[row]]`` (played from ``states[0]``).
+
+    The legal codes of every step come from the move log of the row when it holds them (the
+    rollout that found the sequence wrote them); otherwise the sequence is replayed, and the log
+    filled on the way for the next adaptation.
+    """
+    lok, lcodes, loff, lpick = log
+    length = lens[row]
+    replay = lok[row] == 0
+    fill = replay
+    pos = 0
+    if replay:
+        copy_state(states, 1, 0)  # noqa: F821
     nd = 0
     for t in range(length):
-        n = legal_codes(states, 1, ws, moves, codes)  # noqa: F821
-        n = allowed(states, 1, moves, codes, n, tabu)  # noqa: F821
+        if replay:
+            m = seqs[row, t]
+            n = legal_codes(states, 1, ws, moves, codes)  # noqa: F821
+            n = allowed(states, 1, moves, codes, n, tabu)  # noqa: F821
+            pick = -1
+            for j in range(n):
+                codes[j] = codes[j] % prime
+                if moves[j] == m:
+                    pick = j
+            if fill and pos + n > lcodes.shape[1]:
+                fill = False
+            if fill:
+                for j in range(n):
+                    lcodes[row, pos + j] = codes[j]
+                loff[row, t] = pos
+                lpick[row, t] = pick
+                pos += n
+            play(states, 1, m, ws)  # noqa: F821
+        else:
+            a = loff[row, t]
+            n = loff[row, t + 1] - a
+            pick = lpick[row, t]
+            for j in range(n):
+                codes[j] = lcodes[row, a + j]
         if nd + n > len(dcode):  # never on the built-in games; approximate beyond
             for j in range(nd):
                 add_weight(w, mark, used, nused, row, dcode[j], dval[j])
             nd = 0
         top = NEG_INF
         for j in range(n):
-            c = codes[j] % prime
+            c = codes[j]
             dcode[nd + j] = c
             x = w[row, c]
             probs[j] = x
@@ -238,14 +307,15 @@ def _adapt(
             e = math.exp(probs[j] - top)
             probs[j] = e
             z += e
-        m = seq[t]
         for j in range(n):
             d = -alpha * probs[j] / z
-            if moves[j] == m:
+            if j == pick:
                 d += alpha
             dval[nd + j] = d
         nd += n
-        play(states, 1, m, ws)  # noqa: F821
+    if fill:
+        loff[row, length] = pos
+        lok[row] = 1
     for j in range(nd):
         add_weight(w, mark, used, nused, row, dcode[j], dval[j])
 
@@ -260,6 +330,7 @@ def _nrpa(
     probs,
     seqs,
     lens,
+    log,
     scores,
     iters,
     active,
@@ -295,6 +366,7 @@ def _nrpa(
             iters[below] = 0
             scores[below] = NEG_INF
             lens[below] = 0
+            log[0][below] = 0
             active[level] = 1
         if level == 1:
             s, k = _rollout(
@@ -304,6 +376,7 @@ def _nrpa(
                 codes,
                 probs,
                 seqs[0],
+                log,
                 w[1],
                 tabu,
                 prime,
@@ -327,6 +400,7 @@ def _nrpa(
                 probs,
                 seqs,
                 lens,
+                log,
                 scores,
                 iters,
                 active,
@@ -354,10 +428,12 @@ def _nrpa(
             scores[level] = scores[below]
             seqs[level, :n] = seqs[below, :n]
             lens[level] = n
+            copy_log(log, level, below, n)
         _adapt(
             level,
-            seqs[level],
-            lens[level],
+            seqs,
+            lens,
+            log,
             states,
             ws,
             moves,
@@ -388,6 +464,7 @@ def _iterate(
     probs,
     seqs,
     lens,
+    log,
     scores,
     iters,
     active,
@@ -430,6 +507,7 @@ def _iterate(
             probs,
             seqs,
             lens,
+            log,
             scores,
             iters,
             active,
@@ -473,6 +551,7 @@ def _no_deeper(
     probs,
     seqs,
     lens,
+    log,
     scores,
     iters,
     active,
@@ -540,12 +619,13 @@ class SearchState:
         max_actions: size of the action space.
         seed: seeds the random stream.
         max_delta: capacity of the buffered weight changes.
+        max_log: capacity of each row's move log (codes over all of a sequence's steps).
     """
 
     ARRAYS = ("seqs", "lens", "scores", "iters", "active", "rng")
 
     def __init__(
-        self, level: int, max_moves: int, max_actions: int, seed: int, max_delta: int
+        self, level: int, max_moves: int, max_actions: int, seed: int, max_delta: int, max_log: int
     ) -> None:
         rows = level + 2
         self.level = level
@@ -557,6 +637,14 @@ class SearchState:
         self.scores = np.full(rows, NEG_INF)
         self.iters = np.zeros(rows, dtype=np.int64)
         self.active = np.zeros(rows, dtype=np.int64)
+        # the move log of each row's sequence: the reduced codes of every step's allowed moves
+        # (lcodes[row, loff[row, t]:loff[row, t + 1]]) and the index of the one played
+        # (lpick[row, t]); lok[row] says that the log matches seqs[row]
+        self.lok = np.zeros(rows, dtype=np.int64)
+        self.lcodes = np.zeros((rows, max_log), dtype=np.int32)
+        self.loff = np.zeros((rows, max_moves + 2), dtype=np.int64)
+        self.lpick = np.zeros((rows, max_moves + 1), dtype=np.int64)
+        self.log = (self.lok, self.lcodes, self.loff, self.lpick)
         self.w = np.zeros((level + 1, PRIME), dtype=np.float64)
         self.mark = np.zeros((level + 1, PRIME), dtype=np.uint8)
         self.used = np.zeros((level + 1, PRIME), dtype=np.int32)
@@ -594,6 +682,7 @@ class SearchState:
         for row, seq in enumerate(data["seqs"]):
             self.seqs[row, : len(seq)] = seq
         self.rng[:] = np.asarray(data["rng"], dtype=np.uint64)
+        self.lok[:] = 0  # the logs are rebuilt by the first adaptations
         for row, policy in enumerate(data["policies"]):
             self.set_policy(row, policy)
 
@@ -795,7 +884,8 @@ class _Run:
             self.ws = None
             self.fn, self.adapt = _generic, _generic_adapt
         delta = min(max_moves * max_actions, DELTA_CAPACITY)
-        self.s = SearchState(agent.level, max_moves, max_actions, agent.seed, max(delta, 1))
+        log = min(max_moves * max_actions, LOG_CAPACITY)
+        self.s = SearchState(agent.level, max_moves, max_actions, agent.seed, max(delta, 1), log)
         bound = getattr(base, "max_score", None)
         self.max_score = float(bound) if self.restarts and bound is not None else 1.0e300
         control = new_control(playouts, None)
@@ -816,6 +906,7 @@ class _Run:
             s.probs,
             s.seqs,
             s.lens,
+            s.log,
             s.scores,
             s.iters,
             s.active,

@@ -135,7 +135,8 @@ def distributed_search(
     try:
         while not why and (run_limit is None or runs < run_limit):
             clear_policy(m.w, m.mark, m.used, m.nused, level)
-            run_score, run_seq = NEG_INF, np.zeros(0, dtype=np.int64)
+            run_score = NEG_INF
+            m.lens[level] = 0
             done_iters = 0
             while done_iters < agent.iterations and not why:
                 k = min(width, agent.iterations - done_iters)
@@ -163,11 +164,15 @@ def distributed_search(
                         cut = True  # an unfinished level-(L-1) search: the run ends here
                     if r["score"] >= run_score:
                         run_score = r["score"]
-                        run_seq = np.asarray(r["actions"], dtype=np.int64)
+                        n = len(r["actions"])
+                        m.seqs[level, :n] = r["actions"]
+                        m.lens[level] = n
+                        m.lok[level] = 0  # the first adaptation replays it and logs its moves
                     master.adapt(
                         level,
-                        run_seq,
-                        len(run_seq),
+                        m.seqs,
+                        m.lens,
+                        m.log,
                         master.states,
                         master.ws,
                         m.moves,

@@ -85,6 +85,38 @@ def test_compiled_and_generic_paths_agree(env_id, kwargs, level, policy, playout
     assert replayed_score(env, fast.actions) == fast.score
 
 
+@pytest.mark.parametrize(
+    "env_id, kwargs, level, policy",
+    [
+        ("mc_envs/SameGame-v0", {"position": 3}, 2, "tabu"),
+        ("mc_envs/SameGame-v0", {"position": 3}, 3, "random"),
+        ("mc_envs/MorpionSolitaire5T-v0", {}, 2, None),
+    ],
+)
+@pytest.mark.parametrize("compiled", [True, False])
+def test_adapting_from_move_logs_equals_replaying_the_sequences(
+    monkeypatch, env_id, kwargs, level, policy, compiled
+):
+    env = gym.make(env_id, **kwargs).unwrapped
+    env.reset()
+    playouts = 2000 if compiled else 150
+
+    def search():
+        return NRPA(level=level, iterations=8, seed=4, policy=policy, compiled=compiled).search(
+            env, playouts=playouts
+        )
+
+    logged = search()
+    monkeypatch.setattr("agents.nrpa.LOG_CAPACITY", 0)  # no room for a log: every step replayed
+    replayed = search()
+    assert (logged.score, logged.actions, logged.playouts) == (
+        replayed.score,
+        replayed.actions,
+        replayed.playouts,
+    )
+    assert replayed_score(env, logged.actions) == logged.score
+
+
 def test_seeded_runs_are_reproducible_and_seeds_differ():
     env = samegame(6)
     a, b, c = (NRPA(level=2, seed=s).search(env, playouts=1500) for s in (3, 3, 4))
