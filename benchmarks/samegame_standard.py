@@ -88,12 +88,11 @@ def plot(runs: list[dict], path: Path, title: str) -> None:
     horizon = max(max(t for t, _ in run["trace"]) for run in runs)
     grid = [horizon * i / 200 for i in range(201)]
     totals = [sum(best_at(run["trace"], t) for run in runs) for t in grid]
-    ax2.plot(grid, totals, label="ours")
+    ax2.plot(grid, totals, label=f"ours: {totals[-1]:,.0f}")
     table = published()
-    for name in COLUMNS:
-        ax2.axhline(
-            sum(table[r["position"]][name] for r in runs), linestyle="--", linewidth=0.8, label=name
-        )
+    for name, color in zip(COLUMNS, ("tab:gray", "tab:red", "tab:green")):
+        total = sum(table[r["position"]][name] for r in runs)
+        ax2.axhline(total, color=color, linestyle="--", linewidth=0.8, label=f"{name}: {total:,}")
     ax2.set_xlabel("seconds per position")
     ax2.set_ylabel("total score")
     ax2.set_title("total over the positions played")
