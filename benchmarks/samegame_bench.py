@@ -5,7 +5,8 @@
     python benchmarks/samegame_bench.py --parts quality --seeds 5 --quality-levels 1 2
 
 Parts: ``playouts`` (random and TabuColorRandom playouts/s on standard position 1, ours and C++),
-``nmcs`` (NMCS level 1 and 2 on position 1: time, playouts, score, ours and C++), ``quality``
+``nmcs`` (NMCS level 1 and 2 on position 1: time, playouts, score, ours and C++), ``nrpa``
+(NRPA level 2 playouts per CPU second on position 1, both policies; no C++ reference), ``quality``
 (NMCS with and without memorisation on the 20 standard positions: mean score per position),
 ``startup`` (wall time of ``mc-envs solve samegame --position 1 --time 1`` with a cold and a warm
 numba cache). Results are printed and written to benchmarks/out/samegame.json.
@@ -29,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import mc_envs  # noqa: E402,F401
-from agents import NMCS  # noqa: E402
+from agents import NMCS, NRPA  # noqa: E402
 
 REF = ROOT.parent / "shared" / "bench" / "run_ref.sh"
 POLICY_CODE = {"random": 0, "tabu": 1}
@@ -114,6 +115,25 @@ def bench_nmcs(levels: list[int], seeds: int) -> dict:
     return rows
 
 
+def bench_nrpa(playouts: int, seeds: int) -> dict:
+    """NRPA's throughput: playouts per CPU second (``time.process_time``) of level-2 searches."""
+    env = env_at(1)
+    rows = {}
+    for policy in ("tabu", "random"):
+        NRPA(level=2, policy=policy).search(env, playouts=200)  # compile or load the cache
+        rates = []
+        for seed in range(seeds):
+            start = time.process_time()
+            r = NRPA(level=2, seed=seed, policy=policy).search(env, playouts=playouts)
+            rates.append(r.playouts / (time.process_time() - start))
+        rows[policy] = {"playouts_per_cpu_s_median": statistics.median(rates), "seeds": seeds}
+        print(
+            f"nrpa level 2 {policy:6s}: {statistics.median(rates):10,.0f} playouts per CPU second"
+            f"   (median of {seeds} seeds, {playouts:,} playouts each)"
+        )
+    return rows
+
+
 def bench_quality(levels: list[int], seeds: int, positions: list[int]) -> dict:
     rows = {}
     for level in levels:
@@ -169,11 +189,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--parts", nargs="+", default=["playouts", "nmcs", "quality", "startup"])
+    parser.add_argument(
+        "--parts", nargs="+", default=["playouts", "nmcs", "nrpa", "quality", "startup"]
+    )
     parser.add_argument("--playouts", type=int, default=20000, help="playouts per rep")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--nmcs-levels", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--nmcs-seeds", type=int, default=2)
+    parser.add_argument("--nrpa-playouts", type=int, default=60000)
     parser.add_argument("--quality-levels", type=int, nargs="+", default=[1])
     parser.add_argument("--seeds", type=int, default=5, help="seeds per position (quality)")
     parser.add_argument("--positions", type=int, nargs="+", default=list(range(1, 21)))
@@ -184,6 +207,8 @@ def main() -> None:
         results["playouts"] = bench_playouts(args.playouts, args.reps)
     if "nmcs" in args.parts:
         results["nmcs"] = bench_nmcs(args.nmcs_levels, args.nmcs_seeds)
+    if "nrpa" in args.parts:
+        results["nrpa"] = bench_nrpa(args.nrpa_playouts, args.nmcs_seeds)
     if "quality" in args.parts:
         results["quality"] = bench_quality(args.quality_levels, args.seeds, args.positions)
     if "startup" in args.parts:

@@ -1,4 +1,4 @@
-"""The mc-envs command: solve, verify (ours and Morpion records), bad input, Ctrl-C."""
+"""The mc-envs command: solve, verify (ours and Morpion records), warmup, bad input, Ctrl-C."""
 
 import json
 import signal
@@ -262,3 +262,13 @@ def test_solve_spreads_nmcs_top_level_moves_over_workers(tmp_path, capsys):
     capsys.readouterr()
     assert main([*args, "--algo", "nrpa", "--parallel", "moves", "--out", str(out)]) == 2
     assert "--algo nrpa: parallel must be one of" in capsys.readouterr().err
+
+
+def test_warmup_readies_every_registered_env(capsys):
+    import mc_envs
+
+    assert main(["warmup", "--levels", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "numba cache:" in out
+    for env_id in mc_envs.ENVS:
+        assert f"{env_id}: ready in" in out
