@@ -122,6 +122,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if args.checkpoint:
             if "checkpoint" not in inspect.signature(agent.search).parameters:
                 raise UsageError(f"--checkpoint: {agent.name} does not save checkpoints")
+            if getattr(agent, "workers", 1) > 1:
+                raise UsageError(
+                    "--checkpoint: a checkpoint holds one search; use --workers 1 with it"
+                )
             extra = {"checkpoint": args.checkpoint, "resume": args.resume}
         elif args.resume:
             raise UsageError("--resume needs --checkpoint FILE")

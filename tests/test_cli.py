@@ -252,6 +252,14 @@ def test_resume_without_checkpoint_is_a_usage_error(tmp_path, capsys):
     assert "--resume needs --checkpoint" in capsys.readouterr().err
 
 
+def test_a_checkpoint_with_several_workers_is_a_usage_error(tmp_path, capsys):
+    args = ["solve", "samegame", "--position", "1", "--algo", "nrpa", "--workers", "2"]
+    ck = tmp_path / "ck.json"
+    assert main([*args, "--checkpoint", str(ck), "--quiet", "--out", str(tmp_path / "x.json")]) == 2
+    assert "--checkpoint: a checkpoint holds one search" in capsys.readouterr().err
+    assert not ck.exists()
+
+
 def test_solve_spreads_nmcs_top_level_moves_over_workers(tmp_path, capsys):
     out = tmp_path / "moves.json"
     args = ["solve", "samegame", "--position", "2", "--level", "2", "--playouts", "2000"]
