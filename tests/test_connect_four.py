@@ -31,9 +31,18 @@ EMPTY = ". . . . . . .\n" * 6
 @pytest.mark.parametrize(
     "board, winner",
     [
-        (". . . . . . .\n. . . . . . .\nX . . . . . .\nX O . . . . .\nX O . . . . .\nX O . . . . .\n", 1),
-        (". . . . . . .\n. . . . . . .\n. . . X . . .\n. . X O . . .\n. X O O . . .\nX O O X X . .\n", 1),
-        (". . . . . . .\n. . . . . . .\nO . . . . . .\nX O . . . . .\nX X O . . . .\nX X X O O O .\n", -1),
+        (
+            ". . . . . . .\n. . . . . . .\nX . . . . . .\nX O . . . . .\nX O . . . . .\nX O . . . . .\n",
+            1,
+        ),
+        (
+            ". . . . . . .\n. . . . . . .\n. . . X . . .\n. . X O . . .\n. X O O . . .\nX O O X X . .\n",
+            1,
+        ),
+        (
+            ". . . . . . .\n. . . . . . .\nO . . . . . .\nX O . . . . .\nX X O . . . .\nX X X O O O .\n",
+            -1,
+        ),
     ],
 )
 def test_wins_on_ascii_boards(board: str, winner: int) -> None:
@@ -52,8 +61,14 @@ def test_rules_and_format() -> None:
     with pytest.raises(ValueError, match="above"):
         c4.parse_board(EMPTY.replace(". . . . . . .\n", ". . . X . . .\n", 1))
     # a full board without four is a draw
-    rows = ["O X O X O X O", "X O X O X O X", "O X O X O X O", "O X O X O X O", "X O X O X O X",
-            "X O X O X O X"]
+    rows = [
+        "O X O X O X O",
+        "X O X O X O X",
+        "O X O X O X O",
+        "O X O X O X O",
+        "X O X O X O X",
+        "X O X O X O X",
+    ]
     s = c4.parse_board("\n".join(rows))
     assert s[c4.OVER] and s[c4.RESULT] == 0
 
@@ -82,7 +97,9 @@ def test_illegal_moves_raise_and_change_nothing() -> None:
             env.step(bad)
         assert env.clone_state() == before
     assert env.action_masks().tolist() == [False] + [True] * 6
-    env = at(". . . . . . .\n. . . . . . .\n. . . . . . .\n. . . . . . .\nO O O . . . .\nX X X X . . .\n")
+    env = at(
+        ". . . . . . .\n. . . . . . .\n. . . . . . .\n. . . . . . .\nO O O . . . .\nX X X X . . .\n"
+    )
     before = env.clone_state()
     with pytest.raises(mc_envs.IllegalActionError, match="over"):
         env.step(5)
@@ -94,10 +111,13 @@ def test_uct_plays_the_centre_first() -> None:
     assert UCT(iterations=30000, seed=1).act(env) == 3
 
 
-TAKE_WIN = ". . . . . . .\n. . . . . . .\n. . . . . . .\n. . . . . . .\n. O O . . . .\n. X X X . . O\n"
+TAKE_WIN = (
+    ". . . . . . .\n. . . . . . .\n. . . . . . .\n. . . . . . .\n. O O . . . .\n. X X X . . O\n"
+)
 BLOCK = ". . . . . . .\n. . . . . . .\n. . . . . . .\n. . . . . . .\nX . . . . . .\nX O O O . . X\n"
-BLOCK_DIAG = (". . . . . . .\n. . . . . . .\n. . . . . . .\n. . . X O . .\n. . X O X . .\n"
-              ". X O O X . .\n")
+BLOCK_DIAG = (
+    ". . . . . . .\n. . . . . . .\n. . . . . . .\n. . . X O . .\n. . X O X . .\n. X O O X . .\n"
+)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

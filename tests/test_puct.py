@@ -63,7 +63,10 @@ def test_puct_beats_random() -> None:
     env = make()
     wins = 0
     for g in range(20):
-        puct, rnd = PUCT(iterations=200, seed=g, prior=connect_four_prior, form="alphazero"), RandomAgent(seed=g)
+        puct, rnd = (
+            PUCT(iterations=200, seed=g, prior=connect_four_prior, form="alphazero"),
+            RandomAgent(seed=g),
+        )
         r0 = play_game(env, puct, rnd, seed=g) if g % 2 == 0 else -play_game(env, rnd, puct, seed=g)
         wins += r0 > 0
     assert wins >= 19

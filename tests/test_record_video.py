@@ -8,7 +8,9 @@ import mc_envs  # noqa: F401
 
 def test_record_video_writes_an_episode(tmp_path):
     env = gym.make("mc_envs/SameGame-v0", board="0011\n0122\n3344", render_mode="rgb_array")
-    env = RecordVideo(env, video_folder=str(tmp_path), episode_trigger=lambda e: True, disable_logger=True)
+    env = RecordVideo(
+        env, video_folder=str(tmp_path), episode_trigger=lambda e: True, disable_logger=True
+    )
     env.reset(seed=0)
     terminated, steps = False, 0
     while not terminated:

@@ -228,7 +228,6 @@ def test_gymnasium_checks(kwargs: dict) -> None:
     gymnasium_checks(gym.make("mc_envs/Sudoku-v0", **kwargs).unwrapped)
 
 
-
 # -- policies: the compiled playout makes the generic path's choices -----------------------------
 
 

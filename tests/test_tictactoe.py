@@ -162,6 +162,7 @@ def test_cli_functions() -> None:
     stats = arena("tictactoe", "uct-medium", "random", games=4, progress=False, out=out)
     assert stats["losses"] == 0 and "95% CI" in out.getvalue()
     moves = iter(["4", "4", "0", "8", "2", "6", "1", "3", "5", "7"])
-    r = play_terminal("tictactoe", vs="uct", iterations=2000, input_fn=lambda _: next(moves),
-                      out=io.StringIO())
+    r = play_terminal(
+        "tictactoe", vs="uct", iterations=2000, input_fn=lambda _: next(moves), out=io.StringIO()
+    )
     assert r in (-1.0, 0.0)
