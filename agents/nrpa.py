@@ -10,6 +10,9 @@ probability under the policy before the adaptation.
 
 The weights live in one row per level of a flat array indexed by ``code mod P`` (P prime), with the
 list of touched indices per row, so copying or clearing a policy costs the entries it holds, not P.
+Each level's best sequence carries a *move log*, the reduced codes of the allowed moves at every
+step and the index of the one played, written by the rollout that found it: adapting reads the log
+instead of replaying the sequence (a sequence without one is replayed, and its log filled).
 No compiled code recurses: each level is its own compiled instance calling the one below, as in
 :mod:`agents.nmcs`, and each level keeps its iteration counter and "an iteration is under way" flag
 in arrays, so a search can pause at any iteration boundary, be saved to a JSON checkpoint, and
