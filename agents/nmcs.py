@@ -426,7 +426,9 @@ class NMCS:
             from agents.nmcs_parallel import moves_search
 
             if checkpoint is not None:
-                raise ValueError("checkpoints are per search: use parallel='root' with checkpoint=")
+                raise ValueError(
+                    "a checkpoint holds one search: use parallel='root' with checkpoint="
+                )
             return moves_search(
                 self,
                 env,

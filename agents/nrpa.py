@@ -369,7 +369,6 @@ def _nrpa(
             iters[below] = 0
             scores[below] = NEG_INF
             lens[below] = 0
-            log[0][below] = 0
             active[level] = 1
         if level == 1:
             s, k = _rollout(
@@ -820,7 +819,7 @@ class NRPA:
             from agents.parallel import parallel_search
 
             if checkpoint is not None:
-                raise ValueError("checkpoints are per search: use workers=1 with checkpoint=")
+                raise ValueError("a checkpoint holds one search: use workers=1 with checkpoint=")
             if self.parallel == "distributed":
                 from agents.nrpa_distributed import distributed_search
 

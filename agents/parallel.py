@@ -594,7 +594,7 @@ def parallel_search(
         ``extra["workers"]`` holds each worker's result.
     """
     if kwargs.get("checkpoint") is not None:
-        raise ValueError("checkpoints are per search: use workers=1 with checkpoint=")
+        raise ValueError("a checkpoint holds one search: use workers=1 with checkpoint=")
     n = int(agent.workers)
     base = env.unwrapped
     agents = worker_agents(agent)

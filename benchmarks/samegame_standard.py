@@ -52,13 +52,11 @@ def published() -> dict[int, dict[str, int]]:
 
 def make_agent(args: argparse.Namespace, position: int):
     seed = args.seed * 100 + position
-    policy = (
-        tuple(args.policy) if args.policy and len(args.policy) > 1 else (args.policy or [None])[0]
-    )
-    common = {"seed": seed, "workers": args.workers, "backend": args.backend, "policy": policy}
+    policy = tuple(args.policy or [None])  # NRPA reads a tuple of one name as that name
+    common = {"seed": seed, "workers": args.workers, "backend": args.backend}
     if args.algo == "nmcs":
-        return NMCS(level=args.level, **common)
-    return NRPA(level=args.level, iterations=args.iterations, **common)
+        return NMCS(level=args.level, policy=policy[0], **common)
+    return NRPA(level=args.level, iterations=args.iterations, policy=policy, **common)
 
 
 def play(args: argparse.Namespace, position: int) -> dict:
@@ -151,6 +149,8 @@ def main(argv: list[str] | None = None) -> None:
         "--resume", action="store_true", help="keep the positions already in --out; play the rest"
     )
     args = parser.parse_args(argv)
+    if args.algo == "nmcs" and args.policy and len(args.policy) > 1:
+        parser.error("--policy: a portfolio of several policies is NRPA's (--algo nrpa)")
 
     table = published()
     names = list(COLUMNS)
@@ -177,9 +177,8 @@ def main(argv: list[str] | None = None) -> None:
         run["commit"] = origin["commit"]
         runs.append(run)
         print_row(run, table, names)
-        write_report(
-            out, args, origin, runs, table, names
-        )  # after every position: a kill loses one
+        # after every position: a kill loses one
+        write_report(out, args, origin, runs, table, names)
     ours = sum(r["score"] for r in runs)
     totals = {n: sum(table[r["position"]][n] for r in runs) for n in names}
     print(

@@ -122,16 +122,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if args.checkpoint:
             if "checkpoint" not in inspect.signature(agent.search).parameters:
                 raise UsageError(f"--checkpoint: {agent.name} does not save checkpoints")
-            if getattr(agent, "workers", 1) > 1:
-                raise UsageError(
-                    "--checkpoint: a checkpoint holds one search; use --workers 1 with it"
-                )
             extra = {"checkpoint": args.checkpoint, "resume": args.resume}
         elif args.resume:
             raise UsageError("--resume needs --checkpoint FILE")
         result = agent.search(
             env, time_limit=time_limit, playouts=args.playouts, callback=callback, **extra
         )
+    except ValueError as exc:
+        if not args.checkpoint:
+            raise
+        raise UsageError(f"--checkpoint: {exc}") from None  # unreadable, another search's, ...
     except (
         KeyboardInterrupt
     ):  # outside the search loop (e.g. while compiling): nothing better to save

@@ -260,6 +260,14 @@ def test_a_checkpoint_with_several_workers_is_a_usage_error(tmp_path, capsys):
     assert not ck.exists()
 
 
+def test_an_unreadable_checkpoint_is_a_usage_error(tmp_path, capsys):
+    ck = tmp_path / "ck.json"
+    ck.write_text("not json")
+    args = ["solve", "samegame", "--position", "1", "--algo", "nrpa", "--checkpoint", str(ck)]
+    assert main([*args, "--resume", "--quiet", "--out", str(tmp_path / "x.json")]) == 2
+    assert f"--checkpoint: {ck}: not a JSON checkpoint" in capsys.readouterr().err
+
+
 def test_solve_spreads_nmcs_top_level_moves_over_workers(tmp_path, capsys):
     out = tmp_path / "moves.json"
     args = ["solve", "samegame", "--position", "2", "--level", "2", "--playouts", "2000"]
