@@ -141,6 +141,16 @@ class Kernel:
     ``legal_codes(state, ws, out, codes) -> n``, ``legal`` that also writes every action's code
     into ``codes[:n]`` (equal to ``code``'s), when one pass costs less than ``code`` per action.
 
+    Game knowledge that searches use lives here too, so that no search names a game:
+
+    - ``select(state, moves, codes, n, key) -> m``: a selective move filter (NRPA's selective
+      policies). It keeps ``m <= n`` of the legal moves (and their codes) in place and returns
+      ``m``; ``key < 0`` keeps them all. ``selections`` maps a selective policy's name to a plain
+      Python ``key(state) -> int`` computed once at the root of a search (SameGame: ``"tabu"`` ->
+      the tabu colour).
+    - ``priors``: named compiled move priors ``prior(state, actions, n, out)`` writing a
+      probability for each of the ``n`` legal actions (PUCT's compiled priors).
+
     Attributes:
         name: unique among kernels; names the cached compiled searches.
         max_moves: an upper bound on the length of a game from any state of this config.
@@ -161,6 +171,9 @@ class Kernel:
     returns: Any = None
     code: Any = None
     legal_codes: Any = None
+    select: Any = None
+    selections: dict[str, Callable[[np.ndarray], int]] = field(default_factory=dict)
+    priors: dict[str, Any] = field(default_factory=dict)
 
 
 class PlanningEnv(gym.Env):
@@ -201,6 +214,14 @@ class PlanningEnv(gym.Env):
         super().reset(seed=seed)
         self._set_state(self._new_state(seed, options))
         return self._observation(), self._info()
+
+    @property
+    def state_view(self) -> np.ndarray:
+        """A read-only view of the current flat state array (the layout is the game's, see its
+        ``mc_envs.games`` module). Searches, drawing and tools read this; only the env writes."""
+        view = self._state.view()
+        view.flags.writeable = False
+        return view
 
     def legal_actions(self) -> np.ndarray:
         """The legal actions, sorted, as int64; empty exactly when the game is over."""
