@@ -5,20 +5,28 @@ from __future__ import annotations
 from agents.base import PLAYOUT_LIMIT, PLAYOUTS, STOP, VERSION
 from mc_envs._numba import njit
 
+STOP_REASONS = {
+    0: "complete",
+    1: "stopped",
+    2: "max_score",
+    3: "playouts",
+    4: "iterations",
+    5: "memory",
+}
+
 
 @njit(cache=True, nogil=True)
-def record(path, n, s, control, best_score, best_seq, best_len, max_score):
-    """Counts nothing; stores ``path[:n]`` as the best sequence if ``s`` beats it.
-
-    Also raises the stop flag when ``s`` reaches ``max_score``.
-    """
-    if s > best_score[0]:
+def record(path, n, s, sh):
+    """Stores ``path[:n]`` as the best sequence of ``sh`` (an :class:`agents.ops.Shared`) if ``s``
+    beats it; raises the stop flag when ``s`` reaches ``sh.max_score``. Returns ``s``."""
+    if s > sh.best_score[0]:
+        control = sh.control
         control[VERSION] += 1
-        best_seq[:n] = path[:n]
-        best_len[0] = n
-        best_score[0] = s
+        sh.best_seq[:n] = path[:n]
+        sh.best_len[0] = n
+        sh.best_score[0] = s
         control[VERSION] += 1
-        if s >= max_score:
+        if s >= sh.max_score:
             control[STOP] = 2
     return s
 
@@ -33,4 +41,4 @@ def count_playout(control):
 
 def stop_reason(code: int) -> str:
     """The name of a stop code set inside a search."""
-    return {0: "complete", 1: "stopped", 2: "max_score", 3: "playouts", 4: "iterations"}[int(code)]
+    return STOP_REASONS[int(code)]

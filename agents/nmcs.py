@@ -17,79 +17,69 @@ after a crash, exactly as if it had not stopped (``search(..., checkpoint=, resu
 
 from __future__ import annotations
 
-import threading
+from collections import namedtuple
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from agents.base import (
-    CONTROL_SIZE,
-    NEG_INF,
-    PLAYOUT_LIMIT,
-    PLAYOUTS,
-    RUNS,
-    STOP,
-    Best,
-    Callback,
-    SearchResult,
-    new_control,
-    run_search,
-)
-from agents.common import count_playout, record, stop_reason
+from agents.base import NEG_INF, RUNS, STOP, Callback, SearchResult
+from agents.common import count_playout, record
+from agents.nmcs_parallel import moves_search
 from agents.ops import (
     EnvStates,
+    Game,
     bind_generic,
     compiled_ops,
     compiled_states,
+    copy_state,
     generic_policy,
-    move_bound,
+    legal,
+    play,
+    playout,
+    score,
 )
-from agents.parallel import accepts_workers
+from agents.parallel import ParallelAgent, root_search
+from agents.runner import PAUSE, Runner, nested_budgets
 from mc_envs._numba import instantiate
 from mc_envs.rng import rng_below, rng_state
-
-PARALLEL = ("root", "moves")  # how workers share a search (the NMCS ``parallel`` argument)
-
-PAUSE = CONTROL_SIZE  # an extra control slot: pause after the next playout (checkpoints)
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
 F_ACTIVE, F_PLAYED, F_NEXT, F_TIES, F_STEP_MOVE, F_STEP_TIES = range(6)
 S_BEST, S_STEP_BEST = range(2)
 FRAME_SIZE = 6
 
+Nest = namedtuple("Nest", "moves seqs lens path frames scores run_best")
+Nest.__doc__ = """The arrays of one NMCS search, one row per level (``level + 2`` rows).
 
-def _nmcs(
-    level,
-    d0,
-    states,
-    ws,
-    moves,
-    seqs,
-    lens,
-    path,
-    frames,
-    scores,
-    policy,
-    rng,
-    memorize,
-    control,
-    best_score,
-    best_seq,
-    best_len,
-    max_score,
-):
-    """One level-``level`` search from ``states[level]``, whose moves from the root are path[:d0].
+Attributes:
+    moves: ``[level, action]`` the legal moves of each level's current step.
+    seqs, lens: each level's best sequence from its start, ``seqs[l, :lens[l]]``; row ``L + 1``
+        holds the best completed run.
+    path: the moves from the root to the state being searched.
+    frames, scores: each level's loop state (``F_*``, ``S_*``) while paused.
+    run_best: ``[score]`` of the best completed run.
+"""
 
-    Leaves the best sequence from this node in ``seqs[level, :lens[level]]`` and returns its score
-    (without memorisation: the sequence actually played and its score).
+Knobs = namedtuple("Knobs", "policy memorize")
+Knobs.__doc__ = """NMCS's settings: the playout policy (a kernel's code, or a generic factory) and
+whether the best sequence is memorised."""
+
+
+def _nmcs(level, d0, g, a, k, rng, sh):
+    """One level-``level`` search from ``g.states[level]``, whose moves from the root are path[:d0].
+
+    Leaves the best sequence from this node in ``a.seqs[level, :a.lens[level]]`` and returns its
+    score (without memorisation: the sequence actually played and its score).
 
     Resumable: when the search is stopped or asked to pause (``control[PAUSE]``) between two
-    candidate moves, it saves its loop state in ``frames[level]``/``scores[level]`` and returns with
-    ``frames[level, F_ACTIVE]`` still set; its parent then saves its own state the same way. Called
-    again (with the parent's ``states[level]`` as before), it replays its committed moves and
-    continues exactly where it stopped.
+    candidate moves, it saves its loop state in ``a.frames[level]``/``a.scores[level]`` and
+    returns with ``frames[level, F_ACTIVE]`` still set; its parent then saves its own state the
+    same way. Called again (with the parent's ``states[level]`` as before), it replays its
+    committed moves and continues exactly where it stopped.
     """
+    states, ws, control = g.states, g.ws, sh.control
+    moves, seqs, lens, path, frames, scores = a.moves, a.seqs, a.lens, a.path, a.frames, a.scores
     if frames[level, F_ACTIVE] != 0:  # resume: rebuild this level's state from its moves
         played = frames[level, F_PLAYED]
         first = frames[level, F_NEXT]
@@ -99,7 +89,7 @@ def _nmcs(
         best = scores[level, S_BEST]
         step_best = scores[level, S_STEP_BEST]
         for j in range(played):
-            play(states, level, path[d0 + j], ws)  # noqa: F821
+            play(states, level, path[d0 + j], ws)
     else:
         frames[level, F_ACTIVE] = 1
         played = 0
@@ -114,7 +104,7 @@ def _nmcs(
         if control[STOP] != 0 or control[PAUSE] != 0:
             pause = True  # ``first`` is 0 except on a resumed step, which continues at ``first``
             break
-        n = legal(states, level, ws, moves[level])  # noqa: F821
+        n = legal(states, level, ws, moves[level])
         if n == 0:
             break
         if first == 0:
@@ -123,43 +113,24 @@ def _nmcs(
             step_ties = 0
         for i in range(first, n):
             m = moves[level, i]
-            copy_state(states, level - 1, level)  # noqa: F821
-            play(states, level - 1, m, ws)  # noqa: F821
+            copy_state(states, level - 1, level)
+            play(states, level - 1, m, ws)
             path[d0 + played] = m
             start = d0 + played + 1
             if level == 1:
-                k = playout(states, 0, policy, rng, ws, path, start)  # noqa: F821
-                s = score(states, 0)  # noqa: F821
+                n_sub = playout(states, 0, k.policy, rng, ws, path, start)
+                s = score(states, 0)
                 count_playout(control)
-                record(path, start + k, s, control, best_score, best_seq, best_len, max_score)
-                sub = path[start : start + k]
+                record(path, start + n_sub, s, sh)
+                sub = path[start : start + n_sub]
             else:
-                s = _nmcs(
-                    level - 1,
-                    start,
-                    states,
-                    ws,
-                    moves,
-                    seqs,
-                    lens,
-                    path,
-                    frames,
-                    scores,
-                    policy,
-                    rng,
-                    memorize,
-                    control,
-                    best_score,
-                    best_seq,
-                    best_len,
-                    max_score,
-                )
+                s = _nmcs(level - 1, start, g, a, k, rng, sh)
                 if frames[level - 1, F_ACTIVE] != 0:  # the child paused: candidate i continues
                     pause = True
                     first = i
                     break
                 sub = seqs[level - 1, : lens[level - 1]]
-            if memorize:
+            if k.memorize:
                 take = s > best
                 if s == best:
                     ties += 1
@@ -188,10 +159,10 @@ def _nmcs(
         if pause:
             break
         first = 0
-        m = seqs[level, played] if memorize else step_move
-        play(states, level, m, ws)  # noqa: F821
+        m = seqs[level, played] if k.memorize else step_move
+        play(states, level, m, ws)
         path[d0 + played] = m
-        if not memorize:
+        if not k.memorize:
             seqs[level, played] = m
         played += 1
     if pause:
@@ -204,110 +175,51 @@ def _nmcs(
         scores[level, S_STEP_BEST] = step_best
         return best
     frames[level, F_ACTIVE] = 0
-    if played == 0 or not memorize:
+    if played == 0 or not k.memorize:
         lens[level] = played
-        best = score(states, level)  # noqa: F821
-        record(path, d0 + played, best, control, best_score, best_seq, best_len, max_score)
+        best = score(states, level)
+        record(path, d0 + played, best, sh)
     return best
 
 
-def _iterate(
-    level,
-    restarts,
-    states,
-    ws,
-    moves,
-    seqs,
-    lens,
-    path,
-    frames,
-    scores,
-    policy,
-    rng,
-    memorize,
-    control,
-    best_score,
-    best_seq,
-    best_len,
-    max_score,
-    run_best,
-):
-    """Runs complete level-``level`` searches from ``states[level + 1]`` until told to stop.
+def _iterate(level, restarts, g, a, k, rng, sh):
+    """Runs complete level-``level`` searches from ``g.states[level + 1]`` until told to stop.
 
-    ``run_best`` receives the best result of the completed runs: [score] and its sequence in
-    ``seqs[level + 1]``. With ``restarts`` false, exactly one run. A run that was stopped or paused
-    part-way (``frames[level, F_ACTIVE]`` set) is continued by the next call.
+    ``a.run_best`` receives the best result of the completed runs: [score] and its sequence in
+    ``a.seqs[level + 1]``. With ``restarts`` false, exactly one run. A run that was stopped or
+    paused part-way (``frames[level, F_ACTIVE]`` set) is continued by the next call.
     """
     top = level + 1
+    control, seqs, lens = sh.control, a.seqs, a.lens
     while control[STOP] == 0 and control[PAUSE] == 0:
-        copy_state(states, level, top)  # noqa: F821
+        copy_state(g.states, level, top)
         if level == 0:
-            k = playout(states, 0, policy, rng, ws, path, 0)  # noqa: F821
-            s = score(states, 0)  # noqa: F821
+            n = playout(g.states, 0, k.policy, rng, g.ws, a.path, 0)
+            s = score(g.states, 0)
             count_playout(control)
-            record(path, k, s, control, best_score, best_seq, best_len, max_score)
-            seqs[0, :k] = path[:k]
-            lens[0] = k
+            record(a.path, n, s, sh)
+            seqs[0, :n] = a.path[:n]
+            lens[0] = n
         else:
-            s = _nmcs(
-                level,
-                0,
-                states,
-                ws,
-                moves,
-                seqs,
-                lens,
-                path,
-                frames,
-                scores,
-                policy,
-                rng,
-                memorize,
-                control,
-                best_score,
-                best_seq,
-                best_len,
-                max_score,
-            )
-            if frames[level, F_ACTIVE] != 0:  # stopped or paused: the run continues later
+            s = _nmcs(level, 0, g, a, k, rng, sh)
+            if a.frames[level, F_ACTIVE] != 0:  # stopped or paused: the run continues later
                 break
         control[RUNS] += 1
-        if s > run_best[0]:
-            run_best[0] = s
+        if s > a.run_best[0]:
+            a.run_best[0] = s
             seqs[top, : lens[level]] = seqs[level, : lens[level]]
             lens[top] = lens[level]
         if not restarts:
             break
-    return run_best[0]
+    return a.run_best[0]
 
 
-_generic = bind_generic(_iterate, _nmcs=bind_generic(_nmcs))
-
-
-def _no_deeper(
-    level,
-    d0,
-    states,
-    ws,
-    moves,
-    seqs,
-    lens,
-    path,
-    frames,
-    scores,
-    policy,
-    rng,
-    memorize,
-    control,
-    best_score,
-    best_seq,
-    best_len,
-    max_score,
-):
+def _no_deeper(level, d0, g, a, k, rng, sh):
     """Stands for the level below level 1, which is never searched (playouts are used instead)."""
     return NEG_INF
 
 
+_generic = bind_generic(_iterate, _nmcs=bind_generic(_nmcs))
 _entry_points: dict[tuple[str, int], Callable] = {}
 
 
@@ -321,7 +233,7 @@ def compiled_entry(kernel: Any, level: int) -> Callable:
     fn = _entry_points.get(key)
     if fn is None:
         ops = compiled_ops(kernel)
-        below = instantiate(_no_deeper, kernel.name, **ops)
+        below = instantiate(_no_deeper, kernel.name)
         for lv in range(1, level + 1):
             below = instantiate(_nmcs, f"{kernel.name}_l{lv}", **ops, _nmcs=below)
         fn = _entry_points[key] = instantiate(
@@ -330,8 +242,7 @@ def compiled_entry(kernel: Any, level: int) -> Callable:
     return fn
 
 
-@accepts_workers
-class NMCS:
+class NMCS(ParallelAgent):
     """Nested Monte Carlo Search.
 
     Args:
@@ -353,6 +264,7 @@ class NMCS:
     """
 
     name = "nmcs"
+    schemes = {"root": root_search, "moves": moves_search}
 
     def __init__(
         self,
@@ -362,21 +274,21 @@ class NMCS:
         policy: str | Callable | None = None,
         memorize: bool = True,
         compiled: bool = True,
+        workers: int = 1,
+        backend: str = "local",
+        address: str | None = None,
         parallel: str = "root",
     ) -> None:
         if level < 0:
             raise ValueError(f"level must be >= 0, got {level}")
-        if parallel not in PARALLEL:
-            raise ValueError(f"parallel must be one of {PARALLEL}, got {parallel!r}")
         if parallel == "moves" and level < 2:
             raise ValueError("parallel='moves' spreads level-(L-1) searches: it needs level >= 2")
-        self.parallel = parallel
         self.level = int(level)
         self.seed = int(seed)
         self.policy = policy
         self.memorize = bool(memorize)
         self.compiled = bool(compiled)
-        self._runs = 0
+        self.init_parallel(workers, backend, address, parallel)
 
     @property
     def params(self) -> dict:
@@ -394,7 +306,7 @@ class NMCS:
             params["parallel"] = self.parallel
         return params
 
-    def search(
+    def run_search(
         self,
         env: Any,
         *,
@@ -406,7 +318,7 @@ class NMCS:
         resume: bool = False,
         checkpoint_every: float = 5.0,
     ) -> SearchResult:
-        """Searches from the env's current state and leaves the env as it was.
+        """One search in this process (:meth:`search` is the public entry point).
 
         With no budget, runs one complete level-``level`` search (the paper's algorithm). With a
         budget (``time_limit`` seconds, ``playouts``, or ``iterations`` = complete runs), restarts
@@ -422,243 +334,163 @@ class NMCS:
                 exactly where it was; budgets count from the start of the saved search (playouts,
                 runs), the time limit from now.
         """
-        if self.parallel == "moves":
-            from agents.nmcs_parallel import moves_search
-
-            if checkpoint is not None:
-                raise ValueError(
-                    "a checkpoint holds one search: use parallel='root' with checkpoint="
-                )
-            return moves_search(
-                self,
-                env,
-                time_limit=time_limit,
-                playouts=playouts,
-                iterations=iterations,
-                callback=callback,
-            )
-        return _Run(self, env, time_limit, playouts, iterations).run(
+        runner = Runner(env, **nested_budgets(env, time_limit, playouts, iterations))
+        program = _Program(self, env, runner)
+        why, seconds = runner.run(
+            program,
             time_limit=time_limit,
             callback=callback,
             checkpoint=checkpoint,
             resume=resume,
             checkpoint_every=checkpoint_every,
         )
-
-    def act(self, env: Any) -> int:
-        """The first move of a complete search from the env's state."""
-        result = self.search(env)
-        if not result.actions:
-            raise ValueError("no legal move: the game is over")
-        return result.actions[0]
+        return runner.result(why, seconds, program.answer())
 
 
-class _Run:
-    """One NMCS search over one env: its arrays, its entry point, and the pause/save loop."""
+class _Program:
+    """One NMCS search over one env: its arrays and entry point, for :class:`Runner`."""
 
-    def __init__(
-        self,
-        agent: NMCS,
-        env: Any,
-        time_limit: float | None,
-        playouts: int | None,
-        iterations: int | None,
-    ) -> None:
-        self.agent = agent
+    algo = "nmcs"
+
+    def __init__(self, agent: NMCS, env: Any, runner: Runner) -> None:
+        self.agent, self.runner = agent, runner
+        self.params = agent.params
         base = self.base = env.unwrapped
         kernel = getattr(base, "kernel", None)
-        custom = callable(agent.policy)
-        self.fast = agent.compiled and kernel is not None and not custom
-        self.restarts = any(b is not None for b in (time_limit, playouts, iterations))
-        # complete runs to do: None = until a budget ends; one without a budget
-        self.limit = iterations if iterations is not None else (None if self.restarts else 1)
-        self.iterations = iterations
-        max_moves = move_bound(base)
-        max_actions = int(base.action_space.n)
+        self.fast = agent.compiled and kernel is not None and not callable(agent.policy)
+        max_moves, max_actions = runner.max_moves, int(base.action_space.n)
         slots = agent.level + 2
         if self.fast:
-            self.policy = kernel.policies.get(agent.policy or base.default_policy)
-            if self.policy is None:
+            policy = kernel.policies.get(agent.policy or base.default_policy)
+            if policy is None:
                 raise ValueError(
                     f"{base.game} has no playout policy {agent.policy!r}; "
                     f"it has {sorted(kernel.policies)}"
                 )
-            self.states = compiled_states(base, slots)
-            self.ws = kernel.workspace(self.states[0])
+            states = compiled_states(base, slots)
+            self.g = Game(states, kernel.workspace(states[0]))
             self.fn = compiled_entry(kernel, agent.level)
-            self.snapshot = None
         else:
-            self.policy = generic_policy(base, agent.policy)
-            self.snapshot = base.clone_state()
-            self.states = EnvStates(base, slots)
-            self.ws = None
+            policy = generic_policy(base, agent.policy)
+            runner.snapshot = base.clone_state()
+            self.g = Game(EnvStates(base, slots), None)
             self.fn = _generic
-        bound = getattr(base, "max_score", None)
-        self.max_score = float(bound) if self.restarts and bound is not None else 1.0e300
-        self.control = np.zeros(CONTROL_SIZE + 2, dtype=np.int64)
-        self.control[:CONTROL_SIZE] = new_control(playouts, None)
-        self.best = Best(max_moves)
-        self.moves = np.zeros((slots, max_actions), dtype=np.int64)
-        self.seqs = np.zeros((slots, max_moves + 1), dtype=np.int64)
-        self.lens = np.zeros(slots, dtype=np.int64)
-        self.path = np.zeros(max_moves + 1, dtype=np.int64)
-        self.frames = np.zeros((slots, FRAME_SIZE), dtype=np.int64)
-        self.scores = np.zeros((slots, 2), dtype=np.float64)
-        self.rng = rng_state(agent.seed)
-        self.run_best = np.full(1, NEG_INF)
-
-    def call(self, restarts: bool, control: np.ndarray) -> float:
-        return self.fn(
-            self.agent.level,
-            restarts,
-            self.states,
-            self.ws,
-            self.moves,
-            self.seqs,
-            self.lens,
-            self.path,
-            self.frames,
-            self.scores,
-            self.policy,
-            self.rng,
-            self.agent.memorize,
-            control,
-            self.best.score,
-            self.best.seq,
-            self.best.length,
-            self.max_score,
-            self.run_best,
+        self.k = Knobs(policy, agent.memorize)
+        self.a = Nest(
+            moves=np.zeros((slots, max_actions), dtype=np.int64),
+            seqs=np.zeros((slots, max_moves + 1), dtype=np.int64),
+            lens=np.zeros(slots, dtype=np.int64),
+            path=np.zeros(max_moves + 1, dtype=np.int64),
+            frames=np.zeros((slots, FRAME_SIZE), dtype=np.int64),
+            scores=np.zeros((slots, 2), dtype=np.float64),
+            run_best=np.full(1, NEG_INF),
         )
+        self.rng = rng_state(agent.seed)
+
+    def call(self, control: np.ndarray, restarts: bool) -> None:
+        sh = self.runner.shared._replace(control=control)
+        self.fn(self.agent.level, restarts, self.g, self.a, self.k, self.rng, sh)
 
     def warm_up(self) -> None:
-        """Compiles (or loads from the cache) before the clock starts."""
         if self.fast:
-            idle = np.zeros_like(self.control)
+            idle = np.zeros_like(self.runner.control)
             idle[STOP] = 1
-            self.call(False, idle)
+            self.call(idle, False)
 
-    # -- checkpoints ------------------------------------------------------------------------------
+    def answer(self) -> tuple[float, list[int]] | None:
+        """Without memorisation, the best completed run (the game the search played)."""
+        control, top = self.runner.control, self.agent.level + 1
+        if control[RUNS] > 0 and not self.agent.memorize and control[STOP] != 2:
+            return float(self.a.run_best[0]), self.a.seqs[top, : self.a.lens[top]].tolist()
+        return None
 
     def dump(self) -> dict[str, Any]:
-        """The checkpoint data: JSON-ready, everything that decides the search's future."""
-        from agents.checkpoint import state_fingerprint
-
-        score, actions = self.best.read(self.control)
+        a = self.a
         return {
-            "format": "mc-envs/checkpoint",
-            "version": 1,
-            "algo": "nmcs",
-            "params": self.agent.params,
-            "state": state_fingerprint(self.base),
-            "best": {"score": score, "actions": actions},
-            "control": {
-                "playouts": int(self.control[PLAYOUTS]),
-                "runs": int(self.control[RUNS]),
-            },
-            "search": {
-                "frames": self.frames.tolist(),
-                "scores": self.scores.tolist(),
-                "seqs": [_trimmed(row) for row in self.seqs],
-                "lens": self.lens.tolist(),
-                "path": _trimmed(self.path),
-                "rng": [int(x) for x in self.rng],
-                "run_best": float(self.run_best[0]),
-            },
+            "frames": a.frames.tolist(),
+            "scores": a.scores.tolist(),
+            "seqs": [_trimmed(row) for row in a.seqs],
+            "lens": a.lens.tolist(),
+            "path": _trimmed(a.path),
+            "rng": [int(x) for x in self.rng],
+            "run_best": float(a.run_best[0]),
         }
 
-    def load(self, data: dict[str, Any]) -> None:
-        """Restores the search saved by :meth:`dump`."""
-        from agents.checkpoint import check_checkpoint
+    def load(self, data: dict[str, Any], check: Any) -> None:
+        a, slots = self.a, len(self.a.frames)
+        max_moves, max_actions = self.runner.max_moves, a.moves.shape[1]
+        frames = data.get("frames")
+        if not isinstance(frames, list) or len(frames) != slots:
+            raise check.fail("search.frames", f"expected {slots} rows (a level-{slots - 2} search)")
+        highs = {
+            F_ACTIVE: 1,
+            F_PLAYED: max_moves,
+            F_NEXT: max_actions,
+            F_TIES: 2**62,
+            F_STEP_MOVE: max_actions - 1,
+            F_STEP_TIES: 2**62,
+        }
+        rows = []
+        for r, row in enumerate(frames):
+            rows.append(check.ints(row, f"search.frames[{r}]", 0, 2**62, length=FRAME_SIZE))
+            for f, high in highs.items():
+                if rows[r][f] > high:
+                    raise check.fail(f"search.frames[{r}][{f}]", f"{rows[r][f]} > {high}")
+        scores = data.get("scores")
+        if not isinstance(scores, list) or len(scores) != slots:
+            raise check.fail("search.scores", f"expected {slots} rows")
+        scores = [check.numbers(row, f"search.scores[{r}]", 2) for r, row in enumerate(scores)]
+        lens = check.ints(data.get("lens"), "search.lens", 0, max_moves, length=slots)
+        seqs = data.get("seqs")
+        if not isinstance(seqs, list) or len(seqs) != slots:
+            raise check.fail("search.seqs", f"expected {slots} rows")
+        seqs = [check.actions(row, f"search.seqs[{r}]") for r, row in enumerate(seqs)]
+        path = check.actions(data.get("path"), "search.path")
+        rng = check.rng(data.get("rng"), "search.rng")
+        run_best = check.number(data.get("run_best"), "search.run_best")
+        self._check_resume(check, rows, seqs, lens, path)
+        a.frames[:] = np.asarray(rows, dtype=np.int64)
+        a.scores[:] = np.asarray(scores, dtype=np.float64)
+        a.lens[:] = lens
+        for row, seq in enumerate(seqs):
+            a.seqs[row, : len(seq)] = seq
+        a.path[: len(path)] = path
+        self.rng[:] = np.asarray(rng, dtype=np.uint64)
+        a.run_best[0] = run_best
 
-        check_checkpoint(data, "nmcs", self.agent.params, self.base)
-        s = data["search"]
-        if len(s["frames"]) != len(self.frames):
-            raise ValueError("checkpoint of another level")
-        self.frames[:] = np.asarray(s["frames"], dtype=np.int64)
-        self.scores[:] = np.asarray(s["scores"], dtype=np.float64)
-        self.lens[:] = np.asarray(s["lens"], dtype=np.int64)
-        for row, seq in enumerate(s["seqs"]):
-            self.seqs[row, : len(seq)] = seq
-        self.path[: len(s["path"])] = s["path"]
-        self.rng[:] = np.asarray(s["rng"], dtype=np.uint64)
-        self.run_best[0] = s["run_best"]
-        best = data["best"]
-        n = len(best["actions"])
-        self.best.seq[:n] = best["actions"]
-        self.best.length[0] = n
-        self.best.score[0] = best["score"]
-        self.control[PLAYOUTS] = data["control"]["playouts"]
-        self.control[RUNS] = data["control"]["runs"]
-        if self.control[PLAYOUTS] >= self.control[PLAYOUT_LIMIT]:
-            self.control[STOP] = 3
-        if self.best.score[0] >= self.max_score:
-            self.control[STOP] = 2
-
-    def run(
-        self,
-        *,
-        time_limit: float | None,
-        callback: Callback | None,
-        checkpoint: str | None,
-        resume: bool,
-        checkpoint_every: float,
-    ) -> SearchResult:
-        from agents.checkpoint import read_checkpoint, write_checkpoint
-
-        if resume:
-            if checkpoint is None:
-                raise ValueError("resume=True needs checkpoint=PATH")
-            self.load(read_checkpoint(checkpoint))
-        self.warm_up()
-        control = self.control
-        limit = self.limit
-        done = threading.Event()
-
-        def ticker() -> None:  # asks the search to pause after the next playout
-            while not done.wait(checkpoint_every):
-                control[PAUSE] = 1
-
-        def work() -> None:
-            while control[STOP] == 0:
-                if limit is not None and control[RUNS] >= limit:
-                    return
-                self.call(limit is None, control)
-                if control[PAUSE] != 0:
-                    if control[STOP] == 0:
-                        write_checkpoint(checkpoint, self.dump())
-                    control[PAUSE] = 0
-
-        if checkpoint is not None:
-            threading.Thread(target=ticker, name="mc-envs-checkpoint", daemon=True).start()
-        try:
-            why, seconds = run_search(
-                work, control, self.best, time_limit=time_limit, callback=callback
-            )
-        finally:
-            done.set()
-            if self.snapshot is not None:
-                self.base.restore_state(self.snapshot)
-        if checkpoint is not None:
-            write_checkpoint(checkpoint, self.dump())
-        top = self.agent.level + 1
-        if control[RUNS] > 0 and not self.agent.memorize and control[STOP] != 2:
-            score, actions = float(self.run_best[0]), self.seqs[top, : self.lens[top]].tolist()
-        else:
-            score, actions = self.best.read(control)
-        if score == NEG_INF:  # interrupted before a first result
-            score = float("-inf")
-        if not why:
-            why = stop_reason(control[STOP])
-            if why == "complete" and self.iterations is not None:
-                why = "iterations"
-        return SearchResult(
-            score=score,
-            actions=actions,
-            playouts=int(control[PLAYOUTS]),
-            seconds=seconds,
-            iterations=int(control[RUNS]),
-            stopped=why,
-        )
+    def _check_resume(self, check: Any, frames: list, seqs: list, lens: list, path: list) -> None:
+        """Refuses a paused search whose replayed moves would not be legal: every move the
+        resumed levels replay or may play must be legal where it is played."""
+        prefix: list[int] = []
+        d0 = 0
+        path = path + [0] * (self.runner.max_moves + 1 - len(path))  # saved without trailing 0s
+        for level in range(self.agent.level, 0, -1):
+            frame = frames[level]
+            if frame[F_ACTIVE] == 0:
+                return
+            played, first = frame[F_PLAYED], frame[F_NEXT]
+            field = f"search.path[{d0}:{d0 + played}]"
+            committed = path[d0 : d0 + played]
+            if len(committed) != played:
+                raise check.fail(field, "runs past the longest game")
+            legal = check.legal_after(prefix, committed, field)
+            if first > len(legal) or len(legal) == 0:
+                raise check.fail(f"search.frames[{level}][{F_NEXT}]", "no such candidate move")
+            seq = (seqs[level] + [0] * lens[level])[: lens[level]]
+            if self.agent.memorize and lens[level] > 0:
+                if seq[:played] != committed or lens[level] <= played:
+                    raise check.fail(f"search.seqs[{level}]", "does not extend the moves played")
+                check.legal_after(prefix, seq, f"search.seqs[{level}]")
+            elif self.agent.memorize and first > 0:
+                raise check.fail(f"search.lens[{level}]", "a step under way has no best sequence")
+            if not self.agent.memorize and first > 0 and frame[F_STEP_MOVE] not in legal:
+                raise check.fail(f"search.frames[{level}][{F_STEP_MOVE}]", "not a legal move")
+            if level == 1 or frames[level - 1][F_ACTIVE] == 0:
+                return
+            if first >= len(legal):
+                raise check.fail(f"search.frames[{level}][{F_NEXT}]", "no candidate left")
+            prefix = [*prefix, *committed, int(legal[first])]
+            d0 += played + 1
 
 
 def _trimmed(row: np.ndarray) -> list[int]:

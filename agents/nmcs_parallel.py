@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from agents.base import NEG_INF, Callback, Progress, SearchResult
-from agents.parallel import CUT, Rounds, task_pool, worker_seed
+from agents.parallel import CUT, Rounds, open_pool, solo, worker_seed
 from mc_envs.rng import rng_below, rng_state
 
 
@@ -24,15 +24,7 @@ class _MoveSearch:
     level-(L-1) NMCS. Picklable; its result's actions start from the root."""
 
     def __init__(self, agent: Any, seed: int, prefix: list[int]) -> None:
-        from agents.nmcs import NMCS
-
-        self.agent = NMCS(
-            agent.level - 1,
-            seed=seed,
-            policy=agent.policy,
-            memorize=agent.memorize,
-            compiled=agent.compiled,
-        )
+        self.agent = solo(agent, level=agent.level - 1, seed=seed)
         self.prefix = [int(a) for a in prefix]
 
     def search(
@@ -123,15 +115,7 @@ def moves_search(
     max_score = float(bound) if restarts and bound is not None else math.inf
     rng = rng_state(agent.seed)
 
-    warm = _WarmUp(agent, [int(a) for a in base.legal_actions()[:1]])
-    warm.search(base)  # compiles into the on-disk cache the workers load from
-    pool = task_pool(agent.workers, agent.backend, base, agent.address)
-    try:
-        if agent.workers > 1:
-            pool.warm_up(warm)
-    except BaseException:
-        pool.close()
-        raise
+    pool = open_pool(agent, base, _WarmUp(agent, [int(a) for a in base.legal_actions()[:1]]))
 
     rounds = Rounds(pool, time_limit, callback)
     best_score, best_actions = NEG_INF, []  # over every task, in task order

@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 
 from agents.base import NEG_INF, RUNS, Callback, SearchResult
-from agents.nrpa import NRPA, PRIME, _Run, clear_policy
+from agents.nrpa_core import clear_policy
+from agents.parallel import CUT, Rounds, open_pool, solo, worker_seed
+from agents.runner import Runner, nested_budgets
 
 
 class _PolicySearch:
@@ -23,15 +25,8 @@ class _PolicySearch:
     (the sequence NRPA passes up, ties resolved by ``>=``); a stopped one, its best rollout.
     """
 
-    def __init__(self, agent: NRPA, seed: int, index: np.ndarray, weight: np.ndarray) -> None:
-        self.agent = NRPA(
-            agent.level - 1,
-            iterations=agent.iterations,
-            alpha=agent.alpha,
-            seed=seed,
-            policy=agent.policy,
-            compiled=agent.compiled,
-        )
+    def __init__(self, agent: Any, seed: int, index: np.ndarray, weight: np.ndarray) -> None:
+        self.agent = solo(agent, level=agent.level - 1, seed=seed)
         self.index, self.weight = index, weight
 
     def search(
@@ -44,37 +39,35 @@ class _PolicySearch:
         callback: Callback | None = None,
     ) -> SearchResult:
         level = self.agent.level
-        run = _Run(self.agent, env, playouts, 1)  # one run; max_score honoured
-        s = run.s
+        runner = Runner(
+            env, **nested_budgets(env, None, playouts, 1)
+        )  # one run; max_score honoured
+        program = self.agent.program(env, runner)
+        s = program.s
         s.set_policy(level, {"index": self.index, "weight": self.weight})
-        s.active[level + 1] = 1  # a run under way: it starts from these weights, not from zero
-        result = run.run(
-            time_limit=time_limit,
-            callback=callback,
-            checkpoint=None,
-            resume=False,
-            checkpoint_every=5.0,
-        )
-        if run.control[RUNS] > 0:
-            n = int(s.lens[level + 1])
-            result.score = float(s.scores[level + 1])
-            result.actions = s.seqs[level + 1, :n].tolist()
+        s.a.active[level + 1] = 1  # a run under way: it starts from these weights, not from zero
+        why, seconds = runner.run(program, time_limit=time_limit, callback=callback)
+        result = runner.result(why, seconds)
+        if runner.control[RUNS] > 0:
+            n = int(s.a.lens[level + 1])
+            result.score = float(s.a.scores[level + 1])
+            result.actions = s.a.seqs[level + 1, :n].tolist()
         return result
 
 
 class _WarmUp:
     """A task that only loads (or compiles) a worker's level-(L-1) search, before the clock starts."""
 
-    def __init__(self, agent: NRPA) -> None:
-        self.agent = NRPA(agent.level - 1, policy=agent.policy, compiled=agent.compiled)
+    def __init__(self, agent: Any) -> None:
+        self.agent = solo(agent, level=agent.level - 1)
 
     def search(self, env: Any, **budgets: Any) -> SearchResult:
-        _Run(self.agent, env, None, 1).warm_up()
+        self.agent.program(env, Runner(env, run_limit=1)).warm_up()
         return SearchResult(score=NEG_INF, actions=[], playouts=0, seconds=0.0)
 
 
 def distributed_search(
-    agent: NRPA,
+    agent: Any,
     env: Any,
     *,
     time_limit: float | None = None,
@@ -106,8 +99,6 @@ def distributed_search(
     """
     import time
 
-    from agents.parallel import CUT, Rounds, TaskPool, worker_seed
-
     if agent.level < 2:
         raise ValueError("distributed NRPA needs level >= 2")
     base = env.unwrapped
@@ -115,18 +106,13 @@ def distributed_search(
     level = agent.level
     restarts = any(b is not None for b in (time_limit, playouts, iterations))
     run_limit = iterations if iterations is not None else (None if restarts else 1)
-    master = _Run(agent, base, playouts, iterations)  # the top level's policy and adaptation
+    runner = Runner(base, playouts=playouts)
+    master = agent.program(base, runner)  # the top level's policy and adaptation
     m = master.s
     bound = getattr(base, "max_score", None)
     max_score = float(bound) if restarts and bound is not None else math.inf
 
-    _WarmUp(agent).search(base)  # compiles into the on-disk cache the workers load from
-    pool = TaskPool(width, agent.backend, base, agent.address)
-    try:
-        pool.warm_up(_WarmUp(agent))  # each worker loads its search before the clock starts
-    except BaseException:
-        pool.close()
-        raise
+    pool = open_pool(agent, base, _WarmUp(agent))
 
     best_score, best_actions = NEG_INF, []  # over every task, in task order: deterministic
     rounds = Rounds(pool, time_limit, callback)
@@ -134,14 +120,14 @@ def distributed_search(
     why = ""
     try:
         while not why and (run_limit is None or runs < run_limit):
-            clear_policy(m.w, m.mark, m.used, m.nused, level)
+            clear_policy(m.pol.w, m.pol.mark, m.pol.used, m.pol.nused, level)
             run_score = NEG_INF
-            m.lens[level] = 0
+            m.a.lens[level] = 0
             done_iters = 0
             while done_iters < agent.iterations and not why:
                 k = min(width, agent.iterations - done_iters)
-                index = m.used[level, : m.nused[level]].copy()
-                weight = m.w[level, index].copy()
+                index = m.pol.used[level, : m.pol.nused[level]].copy()
+                weight = m.pol.w[level, index].copy()
                 budget: dict[str, Any] = {}
                 if playouts is not None:
                     budget["playouts"] = max((playouts - rounds.total) // k, 1)
@@ -165,29 +151,10 @@ def distributed_search(
                     if r["score"] >= run_score:
                         run_score = r["score"]
                         n = len(r["actions"])
-                        m.seqs[level, :n] = r["actions"]
-                        m.lens[level] = n
-                        m.lok[level] = 0  # the first adaptation replays it and logs its moves
-                    master.adapt(
-                        level,
-                        m.seqs,
-                        m.lens,
-                        m.log,
-                        master.states,
-                        master.ws,
-                        m.moves,
-                        m.codes,
-                        m.probs,
-                        m.w,
-                        m.mark,
-                        m.used,
-                        m.nused,
-                        m.dcode,
-                        m.dval,
-                        agent.alpha,
-                        master.tabu,
-                        PRIME,
-                    )
+                        m.a.seqs[level, :n] = r["actions"]
+                        m.a.lens[level] = n
+                        m.log.ok[level] = 0  # the first adaptation replays it and logs its moves
+                    master.adapt(level)
                 done_iters += k
                 if best_score >= max_score and not why:
                     why = "max_score"
@@ -200,8 +167,8 @@ def distributed_search(
         why = "interrupt"
     finally:
         pool.close()
-        if master.snapshot is not None:
-            master.base.restore_state(master.snapshot)
+        if runner.snapshot is not None:
+            base.restore_state(runner.snapshot)
     if not why:
         why = "iterations" if iterations is not None else "complete"
     return SearchResult(

@@ -1,15 +1,25 @@
-"""The state operations a search is written against, in two bindings.
+"""The collaborators every search template calls, declared once, and their two bindings.
 
-Each search algorithm is written once, as a plain Python function that touches game states only
-through ``copy_state``, ``legal``, ``play``, ``playout`` and ``score`` (and, for two-player games,
-``player`` and ``returns``; for NRPA, ``code`` and ``legal_codes``), always by slot index into a ``states`` store. Bound to the numba wrappers
-of a game's :class:`~mc_envs.core.Kernel` and compiled, it is the fast path; bound to
-:class:`EnvStates` it runs in plain Python over any env that implements the planning-env contract.
+A search algorithm is written once, as plain Python functions ("templates") that touch game states
+only through the operations declared below, always by slot index into a ``states`` store. The
+declarations are stubs: a binding replaces them in a copy of the template's globals.
+
+- :func:`compiled_ops` binds them to the numba functions of a game's
+  :class:`~mc_envs.core.Kernel` (``states`` is a 2-D array, one state per row); the template is then
+  compiled with :func:`mc_envs._numba.instantiate`: the fast path.
+- :data:`GENERIC_OPS` binds them to plain Python over :class:`EnvStates` (snapshots of any env of
+  the planning-env contract): :func:`bind_generic` gives the template as a Python function.
+
 The tests check that both bindings give the same result for a seed.
+
+The runner's side of every search is one :class:`Shared` record (the control block, the best
+sequence found so far and the score that ends the search), written by :func:`agents.common.record`.
 """
 
 from __future__ import annotations
 
+import types
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -18,7 +28,98 @@ from mc_envs._numba import instantiate, njit
 from mc_envs.core import Kernel, random_policy
 from mc_envs.rng import Rng
 
+Game = namedtuple("Game", "states ws")
+Game.__doc__ = """The game side of a search: ``states`` (a slot store: a 2-D array, one state per row, or
+an :class:`EnvStates`) and ``ws`` (the kernel's scratch array; None on the generic path)."""
+
+Shared = namedtuple("Shared", "control best_score best_seq best_len max_score")
+Shared.__doc__ = """What a search shares with its runner.
+
+Attributes:
+    control: the int64 control block (:mod:`agents.base`: stop flag, counters, budgets).
+    best_score: ``[score]`` of the best complete sequence found so far.
+    best_seq: its actions, ``best_seq[:best_len[0]]``.
+    best_len: ``[length]``.
+    max_score: a score that ends the search when reached (``1e300`` for none).
+"""
+
+# -- the collaborators: declared here, replaced by a binding ---------------------------------------
+
+
+def _unbound(name: str) -> None:
+    raise NotImplementedError(
+        f"{name} is a search template's collaborator: bind the template with "
+        "agents.ops.compiled_ops (then mc_envs._numba.instantiate) or agents.ops.bind_generic"
+    )
+
+
+def copy_state(states: Any, dst: int, src: int) -> None:
+    """Makes slot ``dst`` a copy of slot ``src``."""
+    _unbound("copy_state")
+
+
+def legal(states: Any, i: int, ws: Any, out: np.ndarray) -> int:
+    """Writes the legal actions of slot ``i``, sorted, into ``out[:n]``; returns ``n``."""
+    _unbound("legal")
+    return 0
+
+
+def play(states: Any, i: int, action: int, ws: Any) -> float:
+    """Plays a legal ``action`` in slot ``i``; returns its reward."""
+    _unbound("play")
+    return 0.0
+
+
+def playout(
+    states: Any, i: int, policy: Any, rng: np.ndarray, ws: Any, seq: np.ndarray, start: int
+) -> int:
+    """Plays slot ``i`` to the end with ``policy``, writing the actions to ``seq[start:]``;
+    returns how many."""
+    _unbound("playout")
+    return 0
+
+
+def score(states: Any, i: int) -> float:
+    """The cumulative score of slot ``i`` (one-player games)."""
+    _unbound("score")
+    return 0.0
+
+
+def player(states: Any, i: int) -> int:
+    """The player to move in slot ``i`` (two-player games; 0 otherwise)."""
+    _unbound("player")
+    return 0
+
+
+def returns(states: Any, i: int) -> float:
+    """At the end of a two-player game in slot ``i``: +1 player 0 won, -1 player 1 won, 0 draw."""
+    _unbound("returns")
+    return 0.0
+
+
+def legal_codes(states: Any, i: int, ws: Any, out: np.ndarray, codes: np.ndarray) -> int:
+    """``legal``, also writing each action's move code (NRPA's policy key) into ``codes[:n]``."""
+    _unbound("legal_codes")
+    return 0
+
+
+def select(states: Any, i: int, moves: np.ndarray, codes: np.ndarray, n: int, key: int) -> int:
+    """The game's selective move filter (:attr:`Kernel.select`): keeps ``m <= n`` moves and
+    their codes in place; returns ``m``. ``key < 0`` keeps them all."""
+    _unbound("select")
+    return n
+
+
+def compute_prior(states: Any, i: int, actions: np.ndarray, n: int, out: np.ndarray) -> None:
+    """Writes a prior probability for each of the ``n`` legal ``actions`` of slot ``i``."""
+    _unbound("compute_prior")
+
+
 # -- compiled binding: states is a 2-D array, one game state per row ------------------------------
+# The k_* names are bound per kernel by instantiate; defaults keep the module importable.
+
+k_legal = k_play = k_playout = k_score = k_player = k_returns = k_code = None
+k_legal_codes = k_select = k_prior = None
 
 
 def _copy_state(states, dst, src):
@@ -26,43 +127,47 @@ def _copy_state(states, dst, src):
 
 
 def _legal(states, i, ws, out):
-    return k_legal(states[i], ws, out)  # noqa: F821 (bound per kernel)
+    return k_legal(states[i], ws, out)
 
 
 def _play(states, i, action, ws):
-    return k_play(states[i], action, ws)  # noqa: F821
+    return k_play(states[i], action, ws)
 
 
 def _playout(states, i, policy, rng, ws, seq, start):
-    return k_playout(states[i], policy, rng, ws, seq, start)  # noqa: F821
+    return k_playout(states[i], policy, rng, ws, seq, start)
 
 
 def _score(states, i):
-    return k_score(states[i])  # noqa: F821
+    return k_score(states[i])
 
 
 def _player(states, i):
-    return k_player(states[i])  # noqa: F821
+    return k_player(states[i])
 
 
 def _returns(states, i):
-    return k_returns(states[i])  # noqa: F821
-
-
-def _code(states, i, action, ws):
-    return k_code(states[i], action, ws)  # noqa: F821
+    return k_returns(states[i])
 
 
 def _legal_codes(states, i, ws, out, codes):
-    return k_legal_codes(states[i], ws, out, codes)  # noqa: F821
+    return k_legal_codes(states[i], ws, out, codes)
 
 
 def _legal_then_codes(s, ws, out, codes):
-    """The default ``legal_codes``: ``legal``, then ``code`` for every action."""
-    n = k_legal(s, ws, out)  # noqa: F821
+    """The default ``legal_codes``: ``legal``, then the kernel's ``code`` for every action."""
+    n = k_legal(s, ws, out)
     for j in range(n):
-        codes[j] = k_code(s, out[j], ws)  # noqa: F821
+        codes[j] = k_code(s, out[j], ws)
     return n
+
+
+def _select(states, i, moves, codes, n, key):
+    return k_select(states[i], moves, codes, n, key)
+
+
+def _prior(states, i, actions, n, out):
+    k_prior(states[i], actions, n, out)
 
 
 @njit(cache=True, nogil=True)
@@ -71,11 +176,40 @@ def action_code(state, action, ws):
     return np.int64(action)
 
 
+@njit(cache=True, nogil=True)
+def keep_all(state, moves, codes, n, key):
+    """The default selective filter: every legal move may be played."""
+    return n
+
+
+@njit(cache=True, nogil=True)
+def uniform_prior(states, i, actions, n, out):
+    """The uniform prior: ``1 / n`` for each of the ``n`` legal actions."""
+    for k in range(n):
+        out[k] = 1.0 / n
+
+
+@njit(cache=True, nogil=True)
+def first_player(states, i):
+    """``player`` of one-player games."""
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def no_returns(states, i):
+    """``returns`` of one-player games."""
+    return 0.0
+
+
 _compiled_ops: dict[str, dict[str, Any]] = {}
 
 
 def compiled_ops(kernel: Kernel) -> dict[str, Any]:
-    """The numba bindings of the state operations for ``kernel`` (built once per kernel)."""
+    """The numba bindings of every collaborator for ``kernel`` (built once per kernel).
+
+    One-player kernels get ``player`` = 0 and ``returns`` = 0; kernels without a selective filter
+    keep every move; ``compute_prior`` is uniform (:func:`prior_op` binds a kernel's own).
+    """
     ops = _compiled_ops.get(kernel.name)
     if ops is None:
         bind = {
@@ -83,7 +217,8 @@ def compiled_ops(kernel: Kernel) -> dict[str, Any]:
             "k_play": kernel.play,
             "k_playout": kernel.playout,
             "k_score": kernel.score,
-            "k_code": kernel.code if getattr(kernel, "code", None) is not None else action_code,
+            "k_code": kernel.code if kernel.code is not None else action_code,
+            "k_select": kernel.select if kernel.select is not None else keep_all,
         }
         if kernel.player is not None:
             bind["k_player"] = kernel.player
@@ -93,26 +228,31 @@ def compiled_ops(kernel: Kernel) -> dict[str, Any]:
             if kernel.legal_codes is not None
             else instantiate(_legal_then_codes, kernel.name, **bind)
         )
+        name = kernel.name
         ops = {
-            "copy_state": instantiate(_copy_state, kernel.name),
-            "legal": instantiate(_legal, kernel.name, **bind),
-            "play": instantiate(_play, kernel.name, **bind),
-            "playout": instantiate(_playout, kernel.name, **bind),
-            "score": instantiate(_score, kernel.name, **bind),
-            "code": instantiate(_code, kernel.name, **bind),
-            "legal_codes": instantiate(_legal_codes, kernel.name, **bind),
+            "copy_state": instantiate(_copy_state, name),
+            "legal": instantiate(_legal, name, **bind),
+            "play": instantiate(_play, name, **bind),
+            "playout": instantiate(_playout, name, **bind),
+            "score": instantiate(_score, name, **bind),
+            "legal_codes": instantiate(_legal_codes, name, **bind),
+            "select": instantiate(_select, name, **bind),
+            "player": instantiate(_player, name, **bind) if kernel.player else first_player,
+            "returns": instantiate(_returns, name, **bind) if kernel.player else no_returns,
+            "compute_prior": uniform_prior,
         }
-        if kernel.player is not None:
-            ops["player"] = instantiate(_player, kernel.name, **bind)
-            ops["returns"] = instantiate(_returns, kernel.name, **bind)
-        _compiled_ops[kernel.name] = ops
+        _compiled_ops[name] = ops
     return ops
+
+
+def prior_op(kernel: Kernel, name: str, fn: Any = None) -> Any:
+    """The ``compute_prior`` binding of a compiled prior: ``fn``, or the kernel's prior ``name``."""
+    return instantiate(_prior, f"{kernel.name}_{name}", k_prior=fn or kernel.priors[name])
 
 
 def compiled_states(env: Any, slots: int) -> np.ndarray:
     """A store of ``slots`` states, every row a copy of the env's current state array."""
-    row = env.unwrapped._state
-    return np.tile(row, (slots, 1))
+    return np.tile(env.unwrapped.state_view, (slots, 1))
 
 
 # -- generic binding: states is an EnvStates over the contract ------------------------------------
@@ -144,6 +284,7 @@ class EnvStates:
         return self.env
 
     def copy(self, dst: int, src: int) -> None:
+        """Makes slot ``dst`` a copy of slot ``src``."""
         if self.live == src and self.dirty:
             self.snap[src] = self.env.clone_state()
             self.dirty = False
@@ -168,7 +309,7 @@ def generic_policy(env: Any, policy: Any) -> Any:
 class _RngView(Rng):
     """An :class:`Rng` sharing an existing state array."""
 
-    def __init__(self, state: np.ndarray) -> None:  # noqa: D107
+    def __init__(self, state: np.ndarray) -> None:
         self.state = state
 
 
@@ -205,17 +346,19 @@ def _py_score(states: EnvStates, i: int) -> float:
     return float(states.use(i).score)
 
 
-def _py_code(states: EnvStates, i: int, action: int, ws: Any) -> int:
-    env = states.use(i)
-    move_code = getattr(env, "move_code", None)
-    return int(move_code(int(action))) if move_code is not None else int(action)
-
-
 def _py_legal_codes(states: EnvStates, i: int, ws: Any, out: np.ndarray, codes: np.ndarray) -> int:
     n = _py_legal(states, i, ws, out)
+    env = states.use(i)
+    move_code = getattr(env, "move_code", None)
     for j in range(n):
-        codes[j] = _py_code(states, i, out[j], ws)
+        codes[j] = int(move_code(int(out[j]))) if move_code is not None else int(out[j])
     return n
+
+
+def _py_select(states: EnvStates, i: int, moves, codes, n: int, key: int) -> int:
+    if key < 0:
+        return n
+    return int(states.use(i).select_moves(moves, codes, n, key))
 
 
 def _py_player(states: EnvStates, i: int) -> int:
@@ -227,6 +370,10 @@ def _py_returns(states: EnvStates, i: int) -> float:
     return float(env.returns()[0]) if hasattr(env, "returns") else 0.0
 
 
+def _py_uniform_prior(states, i, actions, n, out):
+    out[:n] = 1.0 / n
+
+
 GENERIC_OPS = {
     "copy_state": _py_copy_state,
     "legal": _py_legal,
@@ -235,15 +382,14 @@ GENERIC_OPS = {
     "score": _py_score,
     "player": _py_player,
     "returns": _py_returns,
-    "code": _py_code,
     "legal_codes": _py_legal_codes,
+    "select": _py_select,
+    "compute_prior": _py_uniform_prior,
 }
 
 
 def bind_generic(template: Any, **bindings: Any) -> Any:
     """The template as a plain Python function over :data:`GENERIC_OPS` (and ``bindings``)."""
-    import types
-
     namespace = dict(template.__globals__)
     namespace.update(GENERIC_OPS)
     namespace.update(bindings)

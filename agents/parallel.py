@@ -1,46 +1,41 @@
-"""Parallel and distributed search: ``workers=N`` on any agent, over local processes or Ray.
+"""Parallel and distributed search: how every agent takes ``workers``, ``backend``, ``address`` and
+``parallel``, and the one progress loop over a pool of workers (:mod:`agents.pools`).
 
-Root parallelism: ``N`` independent searches of the same agent from the same state, each with a seed
-derived from the agent's seed (:func:`worker_seed`), the best result kept. Playout and iteration
-budgets are split between the workers (so a budget means the same total work), the time limit
-applies to each. Workers report every improvement and their playout counts as they go, so the
-master shows live progress, honours its callback and Ctrl-C, and returns the best found so far.
+Every agent derives from :class:`ParallelAgent`. With ``workers=1`` and ``parallel="root"`` its
+search runs in the caller; otherwise the scheme named by ``parallel`` runs it (the agent's
+``schemes`` table): ``"root"`` (:func:`root_search`, every agent), NMCS's ``"moves"``
+(:func:`agents.nmcs_parallel.moves_search`) and NRPA's ``"distributed"``
+(:func:`agents.nrpa_distributed.distributed_search`). Each scheme submits tasks to a pool and
+follows them with :class:`Rounds`: live progress for the callback, the time limit, Ctrl-C, and the
+playouts of the finished tasks.
 
-Backends: ``"local"`` runs the workers as processes of the ``spawn`` context (numba-compiled
-searches load from the on-disk cache in the children); ``"ray"`` runs them as Ray tasks, on the
-cluster at ``address`` or on the local Ray (started if none is running). A worker's result depends
-only on its seed and budget, so both backends give the same result for the same seeds.
-
-Any agent class gains the ``workers``/``backend``/``address`` keywords with :func:`accepts_workers`;
-with ``workers=1`` (the default) its search is unchanged.
-
-:class:`TaskPool` runs many short searches on a fixed set of workers (processes or Ray tasks), for
-searches that keep their top level in the caller: distributed NRPA
-(:func:`agents.nrpa_distributed.distributed_search`).
+Root parallelism: ``N`` independent searches of the same agent from the same state, each with a
+seed derived from the agent's seed (:func:`worker_seed`), the best result kept. Playout and
+iteration budgets are split between the workers (a budget means the same total work), the time
+limit applies to each. A worker's result depends only on its seed and budget, so every backend
+gives the same result for the same seeds.
 """
 
 from __future__ import annotations
 
-import contextlib
+import ast
 import copy
-import functools
 import multiprocessing as mp
-import pickle
-import queue
+import sys
 import time
-import traceback
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
 
-from agents.base import NEG_INF, Progress, SearchResult
+from agents.base import NEG_INF, Callback, Progress, SearchResult
+from agents.pools import BACKENDS, REPORT_EVERY, make_pool
 from mc_envs.rng import rng_state
 
-BACKENDS = ("local", "ray")
-REPORT_EVERY = 0.5
 CUT = ("playouts", "max_score", "stopped", "callback", "time")  # a task that did not finish
 
 
 def worker_seed(seed: int, index: int) -> int:
-    """The seed of worker ``index`` of an agent seeded with ``seed`` (unrelated streams)."""
+    """The seed of worker (or task) ``index`` of an agent seeded with ``seed`` (unrelated streams)."""
     return int(rng_state((int(seed) << 16) ^ (index + 1))[0]) & 0x7FFFFFFFFFFFFFFF
 
 
@@ -50,457 +45,122 @@ def check_parallel(workers: int, backend: str) -> None:
     Raises:
         ValueError: ``workers`` below 1 or an unknown backend.
     """
-    if int(workers) < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
 
 
-def accepts_workers(cls: type) -> type:
-    """Gives an agent class the ``workers``, ``backend`` and ``address`` constructor keywords.
+def check_main_guarded() -> None:
+    """Refuses to start worker processes from an unguarded script or from inside a worker's import
+    of one (each ``spawn`` worker imports the main script: unguarded, it would search again).
 
-    With ``workers > 1`` its ``search`` runs :func:`parallel_search` (unless the agent's
-    ``parallel`` attribute names another scheme, which its own ``search`` runs); otherwise it is
-    unchanged.
-    Applying it twice is harmless.
+    Raises:
+        RuntimeError: naming the fix.
     """
-    if cls.__dict__.get("_accepts_workers", False):
-        return cls
-    init, search = cls.__init__, cls.search
+    fix = 'put the script\'s search under `if __name__ == "__main__":`'
+    if getattr(mp.current_process(), "_inheriting", False):
+        raise RuntimeError(
+            f"a worker process is importing the main script, which starts a parallel search: {fix}"
+        )
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path or getattr(main, "__spec__", None) is not None and path.endswith("__main__.py"):
+        return  # interactive, -c, or a package's __main__ (pytest, python -m pkg)
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return
+    guarded = any(isinstance(node, ast.Name) and node.id == "__name__" for node in ast.walk(tree))
+    if not guarded:
+        raise RuntimeError(f"{path} starts a parallel search without a main guard: {fix}")
 
-    @functools.wraps(init)
-    def __init__(self, *args, workers: int = 1, backend: str = "local", address=None, **kwargs):
-        init(self, *args, **kwargs)
+
+class ParallelAgent:
+    """The parallel keywords of every agent and the dispatch of ``search`` to a scheme.
+
+    Subclasses implement :meth:`run_search` (one search in this process) and may list more schemes
+    in ``schemes`` (name -> ``fn(agent, env, **budgets) -> SearchResult``).
+    """
+
+    schemes: ClassVar[dict[str, Callable[..., SearchResult]]] = {}
+    seed: int
+
+    def init_parallel(
+        self,
+        workers: int = 1,
+        backend: str = "local",
+        address: str | None = None,
+        parallel: str = "root",
+    ) -> None:
+        """Sets and validates ``workers``, ``backend``, ``address`` and ``parallel``."""
         check_parallel(workers, backend)
-        self.workers, self.backend, self.address = int(workers), backend, address
+        if parallel not in self.schemes:
+            raise ValueError(f"parallel must be one of {tuple(self.schemes)}, got {parallel!r}")
+        self.workers, self.backend, self.address, self.parallel = (
+            int(workers),
+            backend,
+            address,
+            parallel,
+        )
 
-    @functools.wraps(search)
-    def parallel_or_not(self, env, **kwargs):
-        if getattr(self, "workers", 1) > 1 and getattr(self, "parallel", "root") == "root":
-            return parallel_search(self, env, **kwargs)
-        return search(self, env, **kwargs)
+    def search(self, env: Any, **kwargs: Any) -> SearchResult:
+        """Searches from the env's current state and leaves the env as it was.
 
-    cls.__init__ = __init__
-    cls.search = parallel_or_not
-    cls._accepts_workers = True
-    return cls
+        Keyword arguments: ``time_limit``, ``playouts``, ``iterations``, ``callback`` (every
+        agent) and the agent's own (see :meth:`run_search`). With ``workers > 1`` or another
+        ``parallel`` scheme than ``"root"``, the scheme runs the search.
+        """
+        if self.workers == 1 and self.parallel == "root":
+            return self.run_search(env, **kwargs)
+        if kwargs.get("checkpoint") is not None:
+            raise ValueError("a checkpoint holds one search: use workers=1 with checkpoint=")
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("checkpoint", "resume")}
+        return self.schemes[self.parallel](self, env, **kwargs)
+
+    def run_search(self, env: Any, **kwargs: Any) -> SearchResult:
+        """One search in this process."""
+        raise NotImplementedError
+
+    def act(self, env: Any) -> int:
+        """The first move of a complete search from the env's state."""
+        result = self.search(env)
+        if not result.actions:
+            raise ValueError("no legal move: the game is over")
+        return result.actions[0]
 
 
-def _split(total: int | None, parts: int, index: int) -> int | None:
-    if total is None:
-        return None
-    return total // parts + (1 if index < total % parts else 0)
+def solo(agent: Any, **changes: Any) -> Any:
+    """A copy of ``agent`` searching alone (one worker, root scheme) with ``changes`` applied."""
+    clone = copy.copy(agent)
+    clone.workers, clone.parallel = 1, "root"
+    for key, value in changes.items():
+        setattr(clone, key, value)
+    return clone
 
 
 def worker_agents(agent: Any) -> list[Any]:
-    """Copies of ``agent`` with ``workers=1`` and the derived seeds; an agent whose ``policy`` is a
+    """Copies of ``agent`` searching alone with the derived seeds; an agent whose ``policy`` is a
     tuple (a portfolio) gives worker ``i`` the policy ``i`` modulo its length."""
-    clones = []
     portfolio = getattr(agent, "policy", None)
+    clones = []
     for i in range(agent.workers):
-        clone = copy.copy(agent)
-        clone.workers = 1
-        clone.seed = worker_seed(agent.seed, i)
+        clone = solo(agent, seed=worker_seed(agent.seed, i))
         if isinstance(portfolio, tuple):
             clone.policy = portfolio[i % len(portfolio)]
         clones.append(clone)
     return clones
 
 
-def _result_dict(result: SearchResult) -> dict:
-    return {
-        "score": float(result.score),
-        "actions": [int(a) for a in result.actions],
-        "playouts": int(result.playouts),
-        "seconds": float(result.seconds),
-        "iterations": int(result.iterations),
-        "stopped": result.stopped,
-    }
-
-
-def run_worker(agent: Any, env: Any, budgets: dict, index: int, channel: Any) -> dict:
-    """Runs one worker's search, reporting progress to ``channel``; returns its result as a dict."""
-    last = [0.0]
-
-    def report(progress: Progress) -> bool:
-        now = time.perf_counter()
-        if progress.improved:
-            channel.put(("best", index, progress.best_score, progress.best_actions))
-        if progress.improved or now - last[0] >= REPORT_EVERY:
-            last[0] = now
-            channel.put(("count", index, progress.playouts))
-        return channel.stopped()
-
-    try:
-        if channel.stopped():  # the search ended while this task waited for a worker
-            result = SearchResult(
-                score=NEG_INF, actions=[], playouts=0, seconds=0.0, stopped="stopped"
-            )
-        else:
-            result = agent.search(env, callback=report, **budgets)
-        out = _result_dict(result)
-        channel.put(("done", index, out))
-        return out
-    except BaseException:  # reported to the master, which re-raises
-        channel.put(("error", index, traceback.format_exc()))
-        raise
-
-
-# -- local processes ------------------------------------------------------------------------------
-
-
-class _LocalChannel:
-    """The worker's side of a local run: a queue of messages and a stop event."""
-
-    def __init__(self, messages: Any, stop: Any) -> None:
-        self.messages, self.stop = messages, stop
-
-    def put(self, message: tuple) -> None:
-        self.messages.put(message)
-
-    def stopped(self) -> bool:
-        return self.stop.is_set()
-
-
-def _local_main(agent, env, budgets, index, messages, stop) -> None:
-    with contextlib.suppress(BaseException):  # failures are reported to the master
-        run_worker(agent, env, budgets, index, _LocalChannel(messages, stop))
-
-
-class _LocalPool:
-    def __init__(self, agents: list, env: Any, budgets: list[dict]) -> None:
-        ctx = mp.get_context("spawn")
-        self.messages = ctx.Queue()
-        self.event = ctx.Event()
-        self.procs = [
-            ctx.Process(
-                target=_local_main,
-                args=(a, env, b, i, self.messages, self.event),
-                name=f"mc-envs-worker-{i}",
-                daemon=True,
-            )
-            for i, (a, b) in enumerate(zip(agents, budgets))
-        ]
-        for p in self.procs:
-            p.start()
-
-    def drain(self, timeout: float) -> list[tuple]:
-        out = []
-        try:
-            out.append(self.messages.get(timeout=timeout))
-            while True:
-                out.append(self.messages.get_nowait())
-        except queue.Empty:
-            pass
-        return out
-
-    def stop(self) -> None:
-        self.event.set()
-
-    def alive(self) -> list[bool]:
-        return [p.is_alive() for p in self.procs]
-
-    def close(self) -> None:
-        self.event.set()
-        for p in self.procs:
-            p.join(5)
-            if p.is_alive():
-                p.terminate()
-                p.join(1)
-
-
-# -- Ray ------------------------------------------------------------------------------------------
-
-
-def _ray():
-    import os
-
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no phoning home from clusters
-    try:
-        import ray
-    except ImportError:
-        raise ImportError("backend='ray' needs Ray: pip install 'mc-envs[distributed]'") from None
-    return ray
-
-
-def _ray_remotes() -> tuple[Any, Any, Any]:
-    """The Ray actor, worker-side channel and remote task shared by the Ray backends."""
-    ray = _ray()
-
-    @ray.remote
-    class Board:
-        def __init__(self) -> None:
-            self.messages: list = []
-            self.stop = False
-
-        def put(self, message: tuple) -> None:
-            self.messages.append(message)
-
-        def drain(self) -> list:
-            out, self.messages = self.messages, []
-            return out
-
-        def set_stop(self) -> None:
-            self.stop = True
-
-        def stopped(self) -> bool:
-            return self.stop
-
-    class Channel:
-        def __init__(self, board: Any) -> None:
-            self.board = board
-
-        def put(self, message: tuple) -> None:
-            self.board.put.remote(message)
-
-        def stopped(self) -> bool:
-            return ray.get(self.board.stopped.remote())
-
-    @ray.remote
-    def task(agent, env, budgets, index, board):
-        return run_worker(agent, env, budgets, index, Channel(board))
-
-    return Board, Channel, task
-
-
-def _ray_init(address: str | None) -> Any:
-    ray = _ray()
-    if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, ignore_reinit_error=True)
-    return ray
-
-
-class _RayPool:
-    def __init__(self, agents: list, env: Any, budgets: list[dict], address: str | None) -> None:
-        ray = self.ray = _ray_init(address)
-        Board, _, task = _ray_remotes()
-        self.board = Board.remote()
-        env_ref = ray.put(env)
-        self.tasks = [
-            task.remote(a, env_ref, b, i, self.board)
-            for i, (a, b) in enumerate(zip(agents, budgets))
-        ]
-
-    def drain(self, timeout: float) -> list[tuple]:
-        time.sleep(timeout)
-        out = self.ray.get(self.board.drain.remote())
-        ready, _ = self.ray.wait(self.tasks, num_returns=len(self.tasks), timeout=0)
-        for ref in ready:  # a task that died without reporting
-            try:
-                self.ray.get(ref)
-            except Exception as exc:  # noqa: BLE001
-                out.append(("error", self.tasks.index(ref), repr(exc)))
-        return out
-
-    def stop(self) -> None:
-        self.board.set_stop.remote()
-
-    def alive(self) -> list[bool]:
-        ready, _ = self.ray.wait(self.tasks, num_returns=len(self.tasks), timeout=0)
-        return [t not in ready for t in self.tasks]
-
-    def close(self) -> None:
-        self.stop()
-        self.ray.wait(self.tasks, num_returns=len(self.tasks), timeout=10)
-
-
-# -- task pools: many short searches on a fixed set of workers (distributed NRPA) -----------------
-
-_channel: Any = None  # the worker process's channel to the master (local task pools)
-
-
-_barrier: Any = None  # met by the warm-up tasks, so that every worker process runs one
-
-
-def _task_init(messages: Any, stop: Any, barrier: Any) -> None:
-    global _channel, _barrier
-    _channel = _LocalChannel(messages, stop)
-    _barrier = barrier
-
-
-def _task_main(agent: Any, env: bytes, budgets: dict, index: int) -> dict:
-    return run_worker(agent, pickle.loads(env), budgets, index, _channel)
-
-
-def _warm_main(task: Any, env: bytes) -> None:
-    task.search(pickle.loads(env))
-    _barrier.wait(timeout=600)
-
-
-class TaskPool:
-    """``workers`` long-lived workers running searches submitted one by one.
-
-    Each search is an agent-like object (``search(env, callback=..., **budgets)``) run by
-    :func:`run_worker`: it reports improvements and playout counts, and stops when the pool is
-    stopped. Local processes (``spawn``) or Ray tasks.
-
-    Args:
-        workers: how many searches run at once.
-        backend: ``"local"`` or ``"ray"``.
-        env: the env the searches start from, as it is when the pool is made (sent once to Ray,
-            with every task to processes).
-        address: the Ray cluster (``backend="ray"``).
-    """
-
-    def __init__(self, workers: int, backend: str, env: Any, address: str | None = None) -> None:
-        check_parallel(workers, backend)
-        self.backend = backend
-        self.pending: dict[int, Any] = {}
-        if backend == "ray":
-            self.ray = _ray_init(address)
-            board, _, self._task = _ray_remotes()
-            self.board = board.remote()
-            self.env = self.ray.put(env)
-        else:
-            from concurrent.futures import ProcessPoolExecutor
-
-            ctx = mp.get_context("spawn")
-            self.messages = ctx.Queue()
-            self.event = ctx.Event()
-            self.env = pickle.dumps(env)  # the env as it is now, whatever the caller does next
-            self.pool = ProcessPoolExecutor(
-                workers,
-                mp_context=ctx,
-                initializer=_task_init,
-                initargs=(self.messages, self.event, ctx.Barrier(workers)),
-            )
-        self.workers = int(workers)
-
-    def warm_up(self, task: Any) -> None:
-        """Runs ``task.search(env)`` once on every worker (to load compiled code before a clock
-        starts) and waits for all of them."""
-        if self.backend == "ray":
-            self.ray.get(
-                [
-                    self._task.remote(task, self.env, {}, -1 - j, self.board)
-                    for j in range(self.workers)
-                ]
-            )
-            self.ray.get(self.board.drain.remote())
-        else:
-            for future in [
-                self.pool.submit(_warm_main, task, self.env) for _ in range(self.workers)
-            ]:
-                future.result()
-
-    def submit(self, agent: Any, budgets: dict, index: int) -> None:
-        """Starts ``agent.search`` as task ``index`` (its messages and result carry the index)."""
-        if self.backend == "ray":
-            self.pending[index] = self._task.remote(agent, self.env, budgets, index, self.board)
-        else:
-            self.pending[index] = self.pool.submit(_task_main, agent, self.env, budgets, index)
-
-    def poll(self, timeout: float) -> tuple[list[tuple], dict[int, dict]]:
-        """Waits up to ``timeout`` seconds; returns (progress messages, finished tasks' results).
-
-        Raises:
-            RuntimeError: a task failed (with the worker's traceback).
-        """
-        finished: dict[int, dict] = {}
-        if self.backend == "ray":
-            time.sleep(timeout)
-            messages = self.ray.get(self.board.drain.remote())
-            refs = list(self.pending.values())
-            ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0) if refs else ([], [])
-            for index, ref in list(self.pending.items()):
-                if ref in ready:
-                    try:
-                        finished[index] = self.ray.get(ref)
-                    except Exception as exc:  # noqa: BLE001
-                        raise RuntimeError(f"a distributed task failed:\n{exc}") from None
-                    del self.pending[index]
-        else:
-            messages = []
-            try:
-                messages.append(self.messages.get(timeout=timeout))
-                while True:
-                    messages.append(self.messages.get_nowait())
-            except queue.Empty:
-                pass
-            for index, future in list(self.pending.items()):
-                if future.done():
-                    exc = future.exception()
-                    if exc is not None:
-                        raise RuntimeError(f"a distributed task failed:\n{exc!r}")
-                    finished[index] = future.result()
-                    del self.pending[index]
-        messages = [m for m in messages if m[0] in ("best", "count")]
-        return messages, finished
-
-    def stop(self) -> None:
-        """Asks every running search to return its best so far."""
-        if self.backend == "ray":
-            self.board.set_stop.remote()
-        else:
-            self.event.set()
-
-    def close(self) -> None:
-        """Stops the searches and releases the workers."""
-        self.stop()
-        if self.backend == "ray":
-            refs = list(self.pending.values())
-            if refs:
-                self.ray.wait(refs, num_returns=len(refs), timeout=10)
-        else:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-class InlinePool:
-    """:class:`TaskPool`'s interface with no workers: each task runs here when it is submitted.
-
-    A search written for a pool gives, on one worker, the result it gives on many (the tests
-    check it), at the cost of a callback that is only called between tasks.
-    """
-
-    def __init__(self, env: Any) -> None:
-        self.env = pickle.dumps(env)
-        self.pending: dict[int, Any] = {}
-        self.messages: list[tuple] = []
-        self.finished: dict[int, dict] = {}
-        self.stop_flag = False
-
-    def put(self, message: tuple) -> None:
-        self.messages.append(message)
-
-    def stopped(self) -> bool:
-        return self.stop_flag
-
-    def warm_up(self, task: Any) -> None:
-        """Runs ``task.search(env)`` here (see :meth:`TaskPool.warm_up`)."""
-        task.search(pickle.loads(self.env))
-
-    def submit(self, agent: Any, budgets: dict, index: int) -> None:
-        """Runs ``agent.search`` as task ``index`` now."""
-        self.finished[index] = run_worker(agent, pickle.loads(self.env), budgets, index, self)
-
-    def poll(self, timeout: float) -> tuple[list[tuple], dict[int, dict]]:
-        messages, self.messages = self.messages, []
-        finished, self.finished = self.finished, {}
-        return [m for m in messages if m[0] in ("best", "count")], finished
-
-    def stop(self) -> None:
-        self.stop_flag = True
-
-    def close(self) -> None:
-        self.stop()
-
-
-def task_pool(workers: int, backend: str, env: Any, address: str | None = None) -> Any:
-    """A :class:`TaskPool` of ``workers``, or an :class:`InlinePool` for one."""
-    if int(workers) == 1:
-        return InlinePool(env)
-    return TaskPool(workers, backend, env, address)
-
-
 class Rounds:
     """Runs a master's batches of tasks on a pool and follows them: live progress for the
-    callback, the time limit, a Ctrl-C, and the playouts of the finished tasks.
+    callback, the time limit, Ctrl-C, and the playouts of the finished tasks.
 
-    ``why`` becomes ``"time"`` or ``"callback"`` when the search must end (the pool is then
-    stopped, so the running tasks return their best so far).
+    ``why`` becomes ``"time"``, ``"callback"``, ``"interrupt"`` or ``"max_score"`` when the search
+    must end (the pool is then stopped, so the running tasks return their best so far).
     """
 
-    def __init__(self, pool: Any, time_limit: float | None, callback: Any) -> None:
+    def __init__(self, pool: Any, time_limit: float | None, callback: Callback | None) -> None:
         self.pool = pool
         self.time_limit = time_limit
         self.callback = callback
@@ -524,157 +184,158 @@ class Rounds:
             self.shown_score, self.shown_actions = score, list(actions)
             self.improved = True
 
+    def end(self, why: str) -> None:
+        """Ends the search for ``why`` (the first reason stays): the running tasks return."""
+        if not self.why:
+            self.why = why
+        self.pool.stop()
+
     def run(self, batch: list[tuple[Any, dict]]) -> list[dict]:
-        """Runs the (search, budgets) pairs of ``batch``; their results, in order."""
+        """Runs the (task, budgets) pairs of ``batch``; their results, in order.
+
+        A Ctrl-C stops the tasks and still collects their results (for up to 10 s).
+        """
         first = self.tasks
         for j, (task, budgets) in enumerate(batch):
             if self.time_limit is not None:
                 left = self.remaining()
-                if left == 0.0 and not self.why:
-                    self.why = "time"
-                    self.pool.stop()  # the tasks not yet started return at once
+                if left == 0.0:
+                    self.end("time")  # the tasks not yet started return at once
                 budgets = {**budgets, "time_limit": left}
             self.pool.submit(task, budgets, first + j)
         self.tasks += len(batch)
         self.batches += 1
         results: dict[int, dict] = {}
         counts: dict[int, int] = {}
+        deadline = None
         while len(results) < len(batch):
-            messages, finished = self.pool.poll(0.02)
-            results.update(finished)
+            try:
+                messages, finished = self.pool.poll(0.02)
+            except KeyboardInterrupt:
+                self.end("interrupt")
+                deadline = time.perf_counter() + 10
+                continue
+            for index, result in finished.items():
+                results[index] = result
+                counts[index] = result["playouts"]
+                self.show(result["score"], result["actions"])
+                if result["stopped"] == "max_score":
+                    self.end("max_score")  # the others cannot do better
             for message in messages:
                 if message[0] == "best":
                     self.show(message[2], message[3])
-                else:
+                elif message[0] == "count":
                     counts[message[1]] = max(counts.get(message[1], 0), message[2])
-            now = time.perf_counter()
+            if deadline is not None and time.perf_counter() > deadline:
+                break
             if self.remaining() == 0.0 and not self.why:
-                self.why = "time"
-                self.pool.stop()
-            due = self.improved or now - self.last_report >= REPORT_EVERY
-            if self.callback is not None and not self.why and self.shown_score > NEG_INF and due:
-                self.last_report = now
-                done = self.total + sum(counts.values())
-                progress = Progress(
-                    now - self.start, self.shown_score, self.shown_actions, done, self.improved
-                )
-                self.improved = False
-                if self.callback(progress):
-                    self.why = "callback"
-                    self.pool.stop()
-        ordered = [results[first + j] for j in range(len(batch))]
+                self.end("time")
+            self._report(sum(counts.values()))
+        ordered = [results[first + j] for j in range(len(batch)) if first + j in results]
         self.total += sum(r["playouts"] for r in ordered)
         return ordered
 
+    def _report(self, running: int) -> None:
+        now = time.perf_counter()
+        due = self.improved or now - self.last_report >= REPORT_EVERY
+        if self.callback is None or self.why or self.shown_score <= NEG_INF or not due:
+            return
+        self.last_report = now
+        progress = Progress(
+            now - self.start,
+            self.shown_score,
+            self.shown_actions,
+            self.total + running,
+            self.improved,
+        )
+        self.improved = False
+        try:
+            stop = self.callback(progress)
+        except KeyboardInterrupt:
+            self.end("interrupt")
+            return
+        if stop:
+            self.end("callback")
 
-# -- the master -----------------------------------------------------------------------------------
+
+def open_pool(agent: Any, env: Any, warm: Any = None) -> Any:
+    """The agent's pool over ``env`` (``warm.search`` run first here, then on every worker, so
+    that compiled code is loaded before a clock starts)."""
+    if agent.workers > 1 and agent.backend == "local":
+        check_main_guarded()
+    if warm is not None:
+        warm.search(env)  # compiles into the on-disk cache the workers load from
+    pool = make_pool(agent.workers, agent.backend, env, agent.address)
+    try:
+        if warm is not None and agent.workers > 1:
+            pool.warm_up(warm)
+    except BaseException:
+        pool.close()
+        raise
+    return pool
 
 
-def parallel_search(
+def _split(total: int | None, parts: int, index: int) -> int | None:
+    if total is None:
+        return None
+    return max(total // parts + (1 if index < total % parts else 0), 1)
+
+
+def root_search(
     agent: Any,
     env: Any,
     *,
     time_limit: float | None = None,
     playouts: int | None = None,
     iterations: int | None = None,
-    callback: Any = None,
-    **kwargs: Any,
+    callback: Callback | None = None,
 ) -> SearchResult:
     """Root-parallel search: ``agent.workers`` independent seeded searches, the best kept.
 
     Args:
-        agent: an agent with ``workers``, ``backend``, ``address`` and ``seed`` attributes.
+        agent: a :class:`ParallelAgent`.
         env: the env to search from (its state is sent to the workers; it is left unchanged).
         time_limit: seconds, for each worker.
         playouts, iterations: total budgets, split evenly between the workers.
         callback: receives :class:`~agents.base.Progress` about the best of all workers.
 
     Returns:
-        The best worker's score and actions; playouts and iterations summed over workers;
-        ``extra["workers"]`` holds each worker's result.
+        The best worker's score and actions (ties: the lowest worker index); playouts and
+        iterations summed over workers; ``extra["workers"]`` holds each worker's result.
     """
-    if kwargs.get("checkpoint") is not None:
-        raise ValueError("a checkpoint holds one search: use workers=1 with checkpoint=")
     n = int(agent.workers)
     base = env.unwrapped
-    agents = worker_agents(agent)
-    budgets = []
-    for i in range(n):
-        budget: dict[str, Any] = {"time_limit": time_limit}
+    batch = []
+    for i, clone in enumerate(worker_agents(agent)):
+        budget: dict[str, Any] = {}
         if playouts is not None:
-            budget["playouts"] = max(_split(playouts, n, i), 1)
+            budget["playouts"] = _split(playouts, n, i)
         if iterations is not None:
-            budget["iterations"] = max(_split(iterations, n, i), 1)
-        budgets.append(budget)
-    start = time.perf_counter()
-    if agent.backend == "ray":
-        pool: Any = _RayPool(agents, base, budgets, getattr(agent, "address", None))
-    else:
-        pool = _LocalPool(agents, base, budgets)
-    best_score, best_actions = NEG_INF, []
-    counts = [0] * n
-    results: dict[int, dict] = {}
-    errors: list[str] = []
-    why = ""
-    last_report, improved = start, False
+            budget["iterations"] = _split(iterations, n, i)
+        batch.append((clone, budget))
+    pool = open_pool(agent, base)
+    rounds = Rounds(pool, time_limit, callback)
     try:
-        while len(results) < n and not errors:
-            for message in pool.drain(0.05):
-                kind, i = message[0], message[1]
-                if kind == "best" and message[2] > best_score:
-                    best_score, best_actions, improved = message[2], list(message[3]), True
-                elif kind == "count":
-                    counts[i] = max(counts[i], message[2])
-                elif kind == "done":
-                    results[i] = message[2]
-                    counts[i] = message[2]["playouts"]
-                    if message[2]["stopped"] == "max_score":
-                        pool.stop()  # the others cannot do better
-                    if message[2]["score"] > best_score:
-                        best_score, best_actions = message[2]["score"], message[2]["actions"]
-                        improved = True
-                elif kind == "error":
-                    errors.append(message[2])
-            if not errors and len(results) < n and not any(pool.alive()):
-                time.sleep(0.2)  # the last messages may still be in flight
-                if len(results) < n and not pool.drain(0.05):
-                    errors.append("a worker ended without a result")
-            now = time.perf_counter()
-            due = improved or now - last_report >= REPORT_EVERY
-            if callback is not None and not why and best_score > NEG_INF and due:
-                last_report = now
-                progress = Progress(now - start, best_score, best_actions, sum(counts), improved)
-                improved = False
-                if callback(progress):
-                    why = "callback"
-                    pool.stop()
-    except KeyboardInterrupt:
-        why = "interrupt"
-        pool.stop()
-        deadline = time.perf_counter() + 10
-        while len(results) < n and time.perf_counter() < deadline:
-            for message in pool.drain(0.1):
-                if message[0] == "done":
-                    results[message[1]] = message[2]
+        ordered = rounds.run(batch)
     finally:
         pool.close()
-    if errors:
-        raise RuntimeError(f"a parallel worker failed:\n{errors[0]}")
-    seconds = time.perf_counter() - start
-    ordered = [results[i] for i in sorted(results)]
+    score, actions = rounds.shown_score, rounds.shown_actions
     if ordered:
-        top = max(ordered, key=lambda r: r["score"])  # ties: the lowest worker index
-        if top["score"] >= best_score or why != "interrupt":
-            best_score, best_actions = top["score"], top["actions"]
-    stopped = why or (ordered[0]["stopped"] if ordered else "interrupt")
-    if any(r["stopped"] == "max_score" for r in ordered) and not why:
-        stopped = "max_score"
+        top = max(ordered, key=lambda r: r["score"])
+        if top["score"] >= score:
+            score, actions = top["score"], top["actions"]
+    stopped = rounds.why if rounds.why not in ("", "max_score") else ""
+    if not stopped:
+        reasons = [r["stopped"] for r in ordered]
+        stopped = (
+            "max_score" if "max_score" in reasons else (reasons[0] if reasons else "interrupt")
+        )
     return SearchResult(
-        score=float(best_score) if best_score > NEG_INF else float("-inf"),
-        actions=list(best_actions),
-        playouts=sum(r["playouts"] for r in ordered) if len(ordered) == n else sum(counts),
-        seconds=seconds,
+        score=float(score) if score > NEG_INF else float("-inf"),
+        actions=list(actions),
+        playouts=rounds.total,
+        seconds=time.perf_counter() - rounds.start,
         iterations=sum(r["iterations"] for r in ordered),
         stopped=stopped,
-        extra={"workers": [results.get(i) for i in range(n)], "backend": agent.backend},
+        extra={"workers": [r for r in ordered], "backend": agent.backend},
     )

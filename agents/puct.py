@@ -9,7 +9,7 @@ tree reuse, results) is as in :class:`agents.UCT`.
 Which path runs:
 
 - ``prior=None`` (uniform) or a :class:`~agents.tree.KernelPrior` matching the game (such as
-  :data:`connect_four_prior`): the compiled search, priors computed inside numba at expansion.
+  ``connect_four_prior``, built from the Connect Four kernel's ``priors``): the compiled search, priors computed inside numba at expansion.
 - any other callable ``prior(env) -> probabilities`` (indexed by action over the whole action
   space, or aligned with ``env.legal_actions()``): the generic Python search, which calls it once
   per expanded node with the env in that node's state.
@@ -25,19 +25,32 @@ from typing import Any
 
 import numpy as np
 
-from agents.parallel import accepts_workers
 from agents.tree import FPU, MAX_TREE_BYTES, MODE_ALPHAGO, MODE_ALPHAZERO, KernelPrior
 from agents.uct import TreeAgent
-from mc_envs.games import connect_four
-
-connect_four_prior = KernelPrior("c4heuristic", "ConnectFour", connect_four.heuristic_prior)
-"""The example heuristic prior for Connect Four: centre columns first, immediate wins and blocks
-strongly preferred (:func:`mc_envs.games.connect_four.heuristic_prior`). Compiled and generic."""
 
 FORMS = {"alphago": MODE_ALPHAGO, "alphazero": MODE_ALPHAZERO}
 
 
-@accepts_workers
+def kernel_prior(game_module: str, game: str, name: str) -> KernelPrior:
+    """The compiled prior ``name`` of a built-in game's kernel as a :class:`KernelPrior`
+    (``kernel_prior("connect_four", "ConnectFour", "c4heuristic")``)."""
+    import importlib
+
+    kernel = importlib.import_module(f"mc_envs.games.{game_module}").KERNEL
+    return KernelPrior(name, game, kernel.priors[name])
+
+
+def __getattr__(name: str) -> Any:
+    # connect_four_prior: the example heuristic prior for Connect Four (centre columns first,
+    # immediate wins and blocks strongly preferred), made on first use so that importing agents
+    # imports no game.
+    if name == "connect_four_prior":
+        prior = kernel_prior("connect_four", "ConnectFour", "c4heuristic")
+        globals()[name] = prior
+        return prior
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 class PUCT(TreeAgent):
     """Predictor + UCT: tree search with a move prior.
 
@@ -50,8 +63,8 @@ class PUCT(TreeAgent):
         fpu: the value assumed for an unvisited child (first-play urgency), default 0.5.
         dirichlet_alpha: root noise concentration (None: no noise; AlphaZero used 0.3 for chess).
         dirichlet_eps: the weight of the noise.
-        iterations, time_limit, seed, policy, backup, reuse, compiled, max_tree_bytes: as for
-            :class:`agents.UCT`.
+        iterations, time_limit, seed, policy, backup, reuse, compiled, max_tree_bytes, workers,
+            backend, address: as for :class:`agents.UCT`.
     """
 
     name = "puct"
@@ -73,6 +86,9 @@ class PUCT(TreeAgent):
         reuse: bool = True,
         compiled: bool = True,
         max_tree_bytes: int = MAX_TREE_BYTES,
+        workers: int = 1,
+        backend: str = "local",
+        address: str | None = None,
     ) -> None:
         if form not in FORMS:
             raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
@@ -94,6 +110,9 @@ class PUCT(TreeAgent):
             reuse=reuse,
             compiled=compiled,
             max_tree_bytes=max_tree_bytes,
+            workers=workers,
+            backend=backend,
+            address=address,
         )
 
     @property

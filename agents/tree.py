@@ -28,14 +28,27 @@ playout, and the result is backed up to the root.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 from agents.base import ITERATION_LIMIT, ITERATIONS, NEG_INF, STOP
 from agents.common import count_playout, record
-from agents.ops import bind_generic, compiled_ops
-from mc_envs._numba import instantiate, njit
+from agents.ops import (
+    bind_generic,
+    compiled_ops,
+    compute_prior,
+    copy_state,
+    legal,
+    play,
+    player,
+    playout,
+    prior_op,
+    returns,
+    score,
+)
+from mc_envs._numba import instantiate
 from mc_envs.rng import rng_below
 
 PARENT, EDGE0, NEDGES, MOVER = range(4)
@@ -55,34 +68,25 @@ MAX_TREE_BYTES = 2**31  # the default memory cap of a tree
 # otherwise keep in a register.
 CHUNK = 512
 
+Arrays = namedtuple("Arrays", "ni nf ea ep used norm")
+Arrays.__doc__ = """The tree's arrays (see the module docstring); ``norm`` is [lowest, highest]
+playout score seen (one-player normalisation)."""
 
-def _tree_search(
-    states,
-    ws,
-    moves,
-    path,
-    policy,
-    rng,
-    control,
-    best_score,
-    best_seq,
-    best_len,
-    max_score,
-    ni,
-    nf,
-    ea,
-    ep,
-    used,
-    norm,
-    cfg,
-    fbuf,
-):
-    """Runs iterations from ``states[0]`` (the root node ``used[ROOT]``) until told to stop.
+Scratch = namedtuple("Scratch", "moves path fbuf cfg")
+Scratch.__doc__ = """A search's scratch: the legal moves, the path of an iteration, ``fbuf[0]`` the
+root's Dirichlet noise and ``fbuf[1]`` the priors of a node, and ``cfg`` the settings (``C``,
+``MODE``, ``FPU``, ``BACKUP_MAX``, ``NOISE_EPS``, ``TWO_PLAYER``)."""
+
+
+def _tree_search(g, t, w, policy, rng, sh):
+    """Runs iterations from ``g.states[0]`` (the root node ``t.used[ROOT]``) until told to stop.
 
     Returns GROW when the tree needs more room (the caller grows it and calls again), PAUSE after
     CHUNK iterations (the caller calls again), else DONE.
-    ``fbuf[0]`` holds the root's Dirichlet noise, ``fbuf[1]`` is scratch for priors.
     """
+    states, ws, control = g.states, g.ws, sh.control
+    ni, nf, ea, ep, used, norm = t.ni, t.nf, t.ea, t.ep, t.used, t.norm
+    moves, path, fbuf, cfg = w.moves, w.path, w.fbuf, w.cfg
     two_player = cfg[TWO_PLAYER] != 0.0
     mode = int(cfg[MODE])
     c = cfg[C]
@@ -101,7 +105,7 @@ def _tree_search(
             break
         if used[NODES] + 1 > ni.shape[0] or used[EDGES] + max_actions > ea.shape[0]:
             return GROW
-        copy_state(states, 1, 0)  # noqa: F821
+        copy_state(states, 1, 0)
         node = root
         depth = 0
         lo = norm[0]
@@ -110,12 +114,12 @@ def _tree_search(
             if ni[node, NEDGES] < 0:
                 if nf[node, VISITS] == 0.0 and node != root:
                     break  # a new leaf: evaluated by a playout
-                n = legal(states, 1, ws, moves)  # noqa: F821
+                n = legal(states, 1, ws, moves)
                 e0 = used[EDGES]
                 ni[node, EDGE0] = e0
                 ni[node, NEDGES] = n
                 if mode != MODE_UCB and n > 0:
-                    compute_prior(states, 1, moves, n, fbuf[1])  # noqa: F821
+                    compute_prior(states, 1, moves, n, fbuf[1])
                 for k in range(n):
                     ea[e0 + k, ACTION] = moves[k]
                     ea[e0 + k, CHILD] = -1
@@ -189,22 +193,22 @@ def _tree_search(
                 ni[child, PARENT] = node
                 ni[child, EDGE0] = -1
                 ni[child, NEDGES] = -1
-                ni[child, MOVER] = player(states, 1) if two_player else 0  # noqa: F821
+                ni[child, MOVER] = player(states, 1) if two_player else 0
                 nf[child, VISITS] = 0.0
                 nf[child, TOTAL] = 0.0
                 nf[child, BEST] = NEG_INF
                 ea[e, CHILD] = child
-            play(states, 1, a, ws)  # noqa: F821
+            play(states, 1, a, ws)
             path[depth] = a
             depth += 1
             node = child
-        k = playout(states, 1, policy, rng, ws, path, depth)  # noqa: F821
+        k = playout(states, 1, policy, rng, ws, path, depth)
         count_playout(control)
         if two_player:
-            r = returns(states, 1)  # noqa: F821
+            r = returns(states, 1)
         else:
-            r = score(states, 1)  # noqa: F821
-            record(path, depth + k, r, control, best_score, best_seq, best_len, max_score)
+            r = score(states, 1)
+            record(path, depth + k, r, sh)
             if r < norm[0]:
                 norm[0] = r
             if r > norm[1]:
@@ -227,25 +231,6 @@ def _tree_search(
 # -- priors -----------------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
-def uniform_prior(states, i, actions, n, out):
-    """The uniform prior: ``1 / n`` for each of the ``n`` legal actions."""
-    for k in range(n):
-        out[k] = 1.0 / n
-
-
-def _kernel_prior(states, i, actions, n, out):
-    k_prior(states[i], actions, n, out)  # noqa: F821 (bound per prior)
-
-
-def _no_player(states, i):
-    return 0
-
-
-def _no_returns(states, i):
-    return 0.0
-
-
 class KernelPrior:
     """A move prior with a compiled form, usable by PUCT's compiled search.
 
@@ -266,7 +251,7 @@ class KernelPrior:
         actions = base.legal_actions()
         out = np.zeros(max(len(actions), 1))
         if len(actions):
-            self.fn(base._state, actions, len(actions), out)
+            self.fn(np.array(base.state_view), actions, len(actions), out)
         return out[: len(actions)]
 
 
@@ -280,7 +265,7 @@ def generic_prior(prior: Any) -> Any:
                 out[k] = 1.0 / n
             return
         if isinstance(prior, KernelPrior):
-            prior.fn(env._state, actions, n, out)
+            prior.fn(np.array(env.state_view), actions, n, out)
             return
         p = np.asarray(prior(env), dtype=np.float64)
         vals = p[actions[:n]] if len(p) == env.action_space.n else p[:n]
@@ -300,16 +285,9 @@ def compiled_search(kernel: Any, prior: KernelPrior | None = None) -> Any:
     fn = _compiled.get(key)
     if fn is None:
         ops = dict(compiled_ops(kernel))
-        if "player" not in ops:
-            ops["player"] = instantiate(_no_player, kernel.name)
-            ops["returns"] = instantiate(_no_returns, kernel.name)
-        if prior is None:
-            compute = uniform_prior
-        else:
-            compute = instantiate(_kernel_prior, f"{kernel.name}_{name}", k_prior=prior.fn)
-        fn = _compiled[key] = instantiate(
-            _tree_search, f"{kernel.name}_{name}", **ops, compute_prior=compute
-        )
+        if prior is not None:
+            ops["compute_prior"] = prior_op(kernel, name, prior.fn)
+        fn = _compiled[key] = instantiate(_tree_search, f"{kernel.name}_{name}", **ops)
     return fn
 
 

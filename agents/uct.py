@@ -21,17 +21,16 @@ comparing states), the search continues from that subtree.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from agents.base import NEG_INF, STOP, Best, Callback, SearchResult, new_control, run_search
-from agents.common import stop_reason
-from agents.ops import EnvStates, compiled_states, move_bound
-from agents.parallel import accepts_workers
+from agents.base import ITERATIONS, NEG_INF, PLAYOUTS, STOP, Callback, SearchResult
+from agents.ops import EnvStates, Game, compiled_states, move_bound
+from agents.parallel import ParallelAgent, root_search
 from agents.presets import PRESETS, preset_iterations
+from agents.runner import Runner
 from agents.tree import (
     BACKUP_MAX,
     CFG_SIZE,
@@ -47,7 +46,9 @@ from agents.tree import (
     PRIOR_CLEAN,
     ROOT,
     TWO_PLAYER,
+    Arrays,
     C,
+    Scratch,
     Tree,
     compiled_search,
     generic_search,
@@ -58,11 +59,12 @@ DEFAULT_ITERATIONS = 1000
 MAX_REUSED_NODES = 4_000_000
 
 
-class TreeAgent:
+class TreeAgent(ParallelAgent):
     """What UCT and PUCT share: budgets, the tree and its reuse, the two search paths, results."""
 
     name = "tree"
     _mode = MODE_UCB
+    schemes = {"root": root_search}
 
     def __init__(
         self,
@@ -76,6 +78,9 @@ class TreeAgent:
         reuse: bool,
         compiled: bool,
         max_tree_bytes: int,
+        workers: int = 1,
+        backend: str = "local",
+        address: str | None = None,
     ) -> None:
         if backup not in ("mean", "max"):
             raise ValueError(f"backup must be 'mean' or 'max', got {backup!r}")
@@ -90,6 +95,7 @@ class TreeAgent:
         self.reuse = bool(reuse)
         self.compiled = bool(compiled)
         self.max_tree_bytes = int(max_tree_bytes)
+        self.init_parallel(workers, backend, address)
         self.reset()
 
     @classmethod
@@ -143,7 +149,7 @@ class TreeAgent:
 
     # -- searching ------------------------------------------------------------------------------
 
-    def search(
+    def run_search(
         self,
         env: Any,
         *,
@@ -153,6 +159,8 @@ class TreeAgent:
         callback: Callback | None = None,
     ) -> SearchResult:
         """Searches from the env's current state (continuing the tree when it can) and leaves the env as it was.
+
+        :meth:`search` is the public entry point (with ``workers > 1`` it runs root parallelism).
 
         Budgets: ``iterations``, ``playouts`` (one per iteration) and ``time_limit`` seconds; with none
         given, the agent's own (``iterations`` / ``time_limit`` of the constructor, else 1000
@@ -188,7 +196,7 @@ class TreeAgent:
             states = compiled_states(base, 2)
             ws = kernel.workspace(states[0])
             fn = compiled_search(kernel, kprior)
-            current: Any = base._state.copy()
+            current: Any = np.array(base.state_view)
             snapshot = None
         else:
             policy = self.policy if callable(self.policy) else base.policy(self.policy)
@@ -219,64 +227,32 @@ class TreeAgent:
                 tree.ep[e0 : e0 + n, PRIOR] = (1 - eps) * tree.ep[
                     e0 : e0 + n, PRIOR_CLEAN
                 ] + eps * noise[:n]
-        max_score = base.max_score if getattr(base, "max_score", None) is not None else 1.0e300
-        control = new_control(playouts, iterations)
-        best = Best(max_moves)
+        bound = getattr(base, "max_score", None)
+        runner = Runner(env, playouts=playouts, iterations=iterations, max_score=bound)
+        runner.snapshot = snapshot
         if two_player:
             # The runner applies time limits once a result exists; a two-player search always has
             # one (the move with most visits), so mark it as present from the start.
-            best.score[0] = 0.0
-        moves = np.zeros(max_actions, dtype=np.int64)
-        path = np.zeros(max_moves + 1, dtype=np.int64)
-        rng = self._rng
-
-        capped = threading.Event()
-
-        def work() -> None:
-            while True:
-                code = fn(
-                    states,
-                    ws,
-                    moves,
-                    path,
-                    policy,
-                    rng,
-                    control,
-                    best.score,
-                    best.seq,
-                    best.length,
-                    max_score,
-                    tree.ni,
-                    tree.nf,
-                    tree.ea,
-                    tree.ep,
-                    tree.used,
-                    tree.norm,
-                    cfg,
-                    fbuf,
-                )
-                if code == GROW:
-                    if not tree.grow(self.max_tree_bytes):
-                        capped.set()
-                        return
-                elif code != PAUSE:
-                    return
-
-        try:
-            why, seconds = run_search(work, control, best, time_limit=time_limit, callback=callback)
-        finally:
-            if snapshot is not None:
-                base.restore_state(snapshot)
+            runner.best.score[0] = 0.0
+        scratch = Scratch(
+            np.zeros(max_actions, dtype=np.int64),
+            np.zeros(max_moves + 1, dtype=np.int64),
+            fbuf,
+            cfg,
+        )
+        program = _Program(fn, Game(states, ws), tree, scratch, policy, self._rng, runner)
+        program.max_tree_bytes = self.max_tree_bytes
+        program.fast = fast
+        why, seconds = runner.run(program, time_limit=time_limit, callback=callback)
         self._searches += 1
-        if not why:
-            why = "memory" if capped.is_set() else stop_reason(control[STOP])
+        control = runner.control
         actions, visits, values = tree.root_stats()
         if two_player:
             pv = tree.principal_variation()
             top = tree.best_child(tree.root)
             score = 2.0 * float(tree.nf[top[1], 1] / tree.nf[top[1], 0]) - 1.0 if top else 0.0
         else:
-            score, pv = best.read(control)
+            score, pv = runner.best.read(control)
             if score <= NEG_INF:
                 score, pv = float(base.score), []
         if not self.reuse:
@@ -284,9 +260,9 @@ class TreeAgent:
         return SearchResult(
             score=score,
             actions=pv,
-            playouts=int(control[1]),
+            playouts=int(control[PLAYOUTS]),
             seconds=seconds,
-            iterations=int(control[4]),
+            iterations=int(control[ITERATIONS]),
             stopped=why,
             root_actions=actions,
             root_visits=visits,
@@ -350,7 +326,6 @@ class TreeAgent:
         return tree
 
 
-@accepts_workers
 class UCT(TreeAgent):
     """Upper Confidence bounds applied to Trees (UCB1 selection, random playouts).
 
@@ -370,6 +345,7 @@ class UCT(TreeAgent):
             Python path (slower, same result).
         max_tree_bytes: the tree's memory cap (2 GiB by default): a search whose tree would grow
             past it stops there (``stopped == "memory"``) and answers from the tree it has.
+        workers, backend, address: root parallelism (:mod:`agents.parallel`).
     """
 
     name = "uct"
@@ -386,6 +362,9 @@ class UCT(TreeAgent):
         reuse: bool = True,
         compiled: bool = True,
         max_tree_bytes: int = MAX_TREE_BYTES,
+        workers: int = 1,
+        backend: str = "local",
+        address: str | None = None,
     ) -> None:
         super().__init__(
             iterations=iterations,
@@ -397,7 +376,54 @@ class UCT(TreeAgent):
             reuse=reuse,
             compiled=compiled,
             max_tree_bytes=max_tree_bytes,
+            workers=workers,
+            backend=backend,
+            address=address,
         )
+
+
+class _Program:
+    """One tree search for the :class:`~agents.runner.Runner`: calls the template until it is
+    done, growing the tree when it asks, up to ``max_tree_bytes`` (then it stops, ``"memory"``)."""
+
+    algo = "tree"
+    params: dict = {}
+    max_tree_bytes = MAX_TREE_BYTES
+    fast = True
+
+    def __init__(
+        self, fn: Any, g: Any, tree: Tree, w: Any, policy: Any, rng: np.ndarray, runner: Runner
+    ) -> None:
+        self.fn, self.g, self.tree, self.w, self.policy, self.rng = fn, g, tree, w, policy, rng
+        self.runner = runner
+
+    def _arrays(self) -> Arrays:
+        t = self.tree
+        return Arrays(t.ni, t.nf, t.ea, t.ep, t.used, t.norm)
+
+    def warm_up(self) -> None:
+        if self.fast:
+            idle = np.zeros_like(self.runner.control)
+            idle[STOP] = 1
+            sh = self.runner.shared._replace(control=idle)
+            self.fn(self.g, self._arrays(), self.w, self.policy, self.rng, sh)
+
+    def call(self, control: np.ndarray, restarts: bool) -> None:
+        sh = self.runner.shared._replace(control=control)
+        while True:
+            code = self.fn(self.g, self._arrays(), self.w, self.policy, self.rng, sh)
+            if code == GROW:
+                if not self.tree.grow(self.max_tree_bytes):
+                    control[STOP] = 5  # "memory"
+                    return
+            elif code != PAUSE:
+                return
+
+    def dump(self) -> dict[str, Any]:
+        raise ValueError("tree searches have no checkpoints")
+
+    def load(self, data: dict[str, Any], check: Any) -> None:
+        raise ValueError("tree searches have no checkpoints")
 
 
 def _match(tree: Tree, current: Any, advance: Callable, equal: Callable) -> int | None:

@@ -236,6 +236,27 @@ class PlanningEnv(gym.Env):
             return int(action)
         return int(self.kernel.code(self._state, int(action), self._ws))
 
+    def selection_key(self, name: str) -> int:
+        """The key of the game's selective policy ``name`` in the current state (for NRPA).
+
+        Raises:
+            ValueError: the game has no selective policy of that name.
+        """
+        key = self.kernel.selections.get(name)
+        if key is None:
+            raise ValueError(
+                f"{self.game} has no selective policy {name!r}; it has "
+                f"{['random', *sorted(self.kernel.selections)]}"
+            )
+        return int(key(self._state))
+
+    def select_moves(self, moves: np.ndarray, codes: np.ndarray, n: int, key: int) -> int:
+        """Applies the game's selective filter (:attr:`Kernel.select`) to ``moves[:n]`` and
+        ``codes[:n]`` in place in the current state; returns how many moves it keeps."""
+        if self.kernel.select is None or key < 0:
+            return n
+        return int(self.kernel.select(self._state, moves, codes, n, key))
+
     def action_masks(self) -> np.ndarray:
         """A bool mask over the action space, True exactly at :meth:`legal_actions`."""
         mask = np.zeros(self.action_space.n, dtype=bool)

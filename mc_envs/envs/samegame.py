@@ -26,6 +26,8 @@ def _kernel(rows: int, cols: int) -> Kernel:
         policies=dict(sg.POLICIES),
         code=sg.code,
         legal_codes=sg.legal_codes,
+        select=sg.select_tabu,
+        selections={"tabu": sg.tabu_color},
     )
 
 

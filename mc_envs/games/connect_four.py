@@ -145,6 +145,7 @@ KERNEL = Kernel(
     policies=dict(POLICIES),
     player=player,
     returns=returns,
+    priors={"c4heuristic": heuristic_prior},
 )
 
 

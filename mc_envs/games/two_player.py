@@ -33,14 +33,24 @@ def returns(state: np.ndarray) -> float:
     return float(state[RESULT])
 
 
+def legal(state: np.ndarray, ws: np.ndarray, out: np.ndarray) -> int:
+    """The game's ``legal`` (a stub that :func:`uniform_playout` binds per game)."""
+    raise NotImplementedError("bound per game by uniform_playout")
+
+
+def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
+    """The game's ``play`` (a stub that :func:`uniform_playout` binds per game)."""
+    raise NotImplementedError("bound per game by uniform_playout")
+
+
 def _uniform_playout(state, policy, rng, ws, seq, start):
     count = 0
     while True:
-        n = legal(state, ws, ws)  # noqa: F821 (bound per game)
+        n = legal(state, ws, ws)
         if n == 0:
             return count
         a = ws[rng_below(rng, n)]
-        play(state, a, ws)  # noqa: F821
+        play(state, a, ws)
         seq[start + count] = a
         count += 1
 
