@@ -30,10 +30,10 @@ from agents.ops import (
     EnvStates,
     Game,
     bind_generic,
-    compiled_ops,
     compiled_states,
     copy_state,
     generic_policy,
+    ladder,
     legal,
     play,
     playout,
@@ -41,7 +41,6 @@ from agents.ops import (
 )
 from agents.parallel import ParallelAgent, root_search
 from agents.runner import PAUSE, Runner, nested_budgets
-from mc_envs._numba import instantiate
 from mc_envs.rng import rng_below, rng_state
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
@@ -224,20 +223,12 @@ _entry_points: dict[tuple[str, int], Callable] = {}
 
 
 def compiled_entry(kernel: Any, level: int) -> Callable:
-    """The cached compiled NMCS of a kernel for one level.
-
-    Numba's cache does not survive recursive functions called from other cached functions, so each
-    level is its own instance calling the instance of the level below.
-    """
+    """The cached compiled NMCS of a kernel for one level (:func:`agents.ops.ladder`)."""
     key = (kernel.name, level)
     fn = _entry_points.get(key)
     if fn is None:
-        ops = compiled_ops(kernel)
-        below = instantiate(_no_deeper, kernel.name)
-        for lv in range(1, level + 1):
-            below = instantiate(_nmcs, f"{kernel.name}_l{lv}", **ops, _nmcs=below)
-        fn = _entry_points[key] = instantiate(
-            _iterate, f"{kernel.name}_l{level}", **ops, _nmcs=below
+        fn = _entry_points[key] = ladder(
+            kernel, level, step=_nmcs, entry=_iterate, bottom=_no_deeper, name="_nmcs"
         )
     return fn
 

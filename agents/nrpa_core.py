@@ -32,6 +32,7 @@ from agents.ops import (
     bind_generic,
     compiled_ops,
     copy_state,
+    ladder,
     legal_codes,
     play,
     score,
@@ -349,19 +350,24 @@ _entry_points: dict[tuple[str, int], tuple[Callable, Callable]] = {}
 
 
 def compiled_entry(kernel: Any, level: int) -> tuple[Callable, Callable]:
-    """The cached compiled NRPA of a kernel for one level, and its compiled adaptation."""
+    """The cached compiled NRPA of a kernel for one level (:func:`agents.ops.ladder`), and its
+    compiled adaptation."""
     key = (kernel.name, level)
     found = _entry_points.get(key)
     if found is None:
         ops = compiled_ops(kernel)
         rollout = instantiate(_rollout, kernel.name, **ops)
         adapt = instantiate(_adapt, kernel.name, **ops)
-        below = instantiate(_no_deeper, kernel.name)
-        for lv in range(1, level + 1):
-            below = instantiate(
-                _nrpa, f"{kernel.name}_l{lv}", **ops, _rollout=rollout, _adapt=adapt, _nrpa=below
-            )
-        entry = instantiate(_iterate, f"{kernel.name}_l{level}", **ops, _nrpa=below)
+        entry = ladder(
+            kernel,
+            level,
+            step=_nrpa,
+            entry=_iterate,
+            bottom=_no_deeper,
+            name="_nrpa",
+            _rollout=rollout,
+            _adapt=adapt,
+        )
         found = _entry_points[key] = (entry, adapt)
     return found
 

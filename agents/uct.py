@@ -287,7 +287,13 @@ class TreeAgent(ParallelAgent):
     def _root_tree(
         self, base: Any, fast: bool, two_player: bool, current: Any, kernel: Any, max_actions: int
     ) -> Tree:
-        key = (fast, base.game, getattr(base, "_config", None), type(self._generic_prior()))
+        config = getattr(base.clone_state(), "config", None)
+        key = (
+            fast,
+            getattr(base, "game", type(base).__name__),
+            config,
+            type(self._generic_prior()),
+        )
         tree = self._tree
         node = None
         if (
