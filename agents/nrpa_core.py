@@ -123,6 +123,22 @@ def copy_log(log, dst, src, n):
         loff[dst, n] = loff[src, n]
 
 
+@njit(cache=True, nogil=True)
+def exp_weights(probs, n):
+    """Turns the weights ``probs[:n]`` into ``exp(weight - max weight)`` in place; returns their
+    sum (the softmax's denominator)."""
+    top = NEG_INF
+    for j in range(n):
+        if probs[j] > top:
+            top = probs[j]
+    z = 0.0
+    for j in range(n):
+        e = math.exp(probs[j] - top)
+        probs[j] = e
+        z += e
+    return z
+
+
 # -- the search, written once ---------------------------------------------------------------------
 
 
@@ -145,21 +161,12 @@ def _rollout(g, a, log, w, k, rng, sh):
         n = select(states, 1, moves, codes, n, k.key)
         if pos + n > cap:
             logged = False
-        top = NEG_INF
         for j in range(n):
             c = codes[j] % prime
             if logged:
                 lcodes[0, pos + j] = c
-            x = w[c]
-            probs[j] = x
-            if x > top:
-                top = x
-        z = 0.0
-        for j in range(n):
-            e = math.exp(probs[j] - top)
-            probs[j] = e
-            z += e
-        u = rng_uniform(rng) * z
+            probs[j] = w[c]
+        u = rng_uniform(rng) * exp_weights(probs, n)
         j = 0
         acc = probs[0]
         while acc <= u and j < n - 1:
@@ -230,19 +237,11 @@ def _adapt(row, g, a, pol, log, k):
             for j in range(nd):
                 add_weight(w, mark, used, nused, row, dcode[j], dval[j])
             nd = 0
-        top = NEG_INF
         for j in range(n):
             c = codes[j]
             dcode[nd + j] = c
-            x = w[row, c]
-            probs[j] = x
-            if x > top:
-                top = x
-        z = 0.0
-        for j in range(n):
-            e = math.exp(probs[j] - top)
-            probs[j] = e
-            z += e
+            probs[j] = w[row, c]
+        z = exp_weights(probs, n)
         for j in range(n):
             d = -alpha * probs[j] / z
             if j == pick:
