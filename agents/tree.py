@@ -48,7 +48,7 @@ from agents.ops import (
     returns,
     score,
 )
-from mc_envs._numba import instantiate
+from mc_envs._numba import instantiate, njit
 from mc_envs.rng import rng_below
 
 PARENT, EDGE0, NEDGES, MOVER = range(4)
@@ -78,6 +78,133 @@ root's Dirichlet noise and ``fbuf[1]`` the priors of a node, and ``cfg`` the set
 ``MODE``, ``FPU``, ``BACKUP_MAX``, ``NOISE_EPS``, ``TWO_PLAYER``)."""
 
 
+@njit(cache=True, nogil=True)
+def expand(t, node, moves, n, priors, noise, eps, uniform):
+    """Makes the ``n`` legal ``moves`` the edges of ``node``, with ``priors[:n]`` (or ``1 / n``
+    when ``uniform``), mixed with the root's ``noise`` when ``eps > 0``."""
+    e0 = t.used[EDGES]
+    t.ni[node, EDGE0] = e0
+    t.ni[node, NEDGES] = n
+    for k in range(n):
+        t.ea[e0 + k, ACTION] = moves[k]
+        t.ea[e0 + k, CHILD] = -1
+        p = 1.0 / n if uniform else priors[k]
+        t.ep[e0 + k, PRIOR_CLEAN] = p
+        if eps > 0.0:
+            p = (1.0 - eps) * p + eps * noise[k]
+        t.ep[e0 + k, PRIOR] = p
+    t.used[EDGES] = e0 + n
+
+
+@njit(cache=True, nogil=True)
+def select_edge(t, node, cfg, rng):
+    """The edge to follow from an expanded ``node`` with at least one edge: UCB1 (unvisited edges
+    first, uniformly) or PUCT (AlphaGo or AlphaZero form), by ``cfg[MODE]``."""
+    ni, nf, ea, ep = t.ni, t.nf, t.ea, t.ep
+    two_player = cfg[TWO_PLAYER] != 0.0
+    use_max = cfg[BACKUP_MAX] != 0.0
+    mode, c = int(cfg[MODE]), cfg[C]
+    lo = t.norm[0]
+    span = t.norm[1] - t.norm[0]
+    n = ni[node, NEDGES]
+    e0 = ni[node, EDGE0]
+    nparent = nf[node, VISITS]
+    e = e0
+    if mode == MODE_UCB:
+        unvisited = 0
+        for k in range(n):
+            if ea[e0 + k, CHILD] < 0:
+                unvisited += 1
+        if unvisited > 0:
+            pick = rng_below(rng, unvisited)
+            for k in range(n):
+                if ea[e0 + k, CHILD] < 0:
+                    if pick == 0:
+                        return e0 + k
+                    pick -= 1
+        logn = math.log(nparent)
+        best_u = NEG_INF
+        for k in range(n):
+            ch = ea[e0 + k, CHILD]
+            nv = nf[ch, VISITS]
+            if two_player:
+                q = nf[ch, TOTAL] / nv
+            else:
+                x = nf[ch, BEST] if use_max else nf[ch, TOTAL] / nv
+                q = (x - lo) / span if span > 0.0 else 0.5
+            u = q + c * math.sqrt(logn / nv)
+            if u > best_u:
+                best_u = u
+                e = e0 + k
+        return e
+    sq = math.sqrt(max(nparent, 1.0))
+    best_u = NEG_INF
+    for k in range(n):
+        ch = ea[e0 + k, CHILD]
+        nv = 0.0
+        q = cfg[FPU]
+        if ch >= 0:
+            nv = nf[ch, VISITS]
+            if nv > 0.0:
+                if two_player:
+                    q = nf[ch, TOTAL] / nv
+                else:
+                    x = nf[ch, BEST] if use_max else nf[ch, TOTAL] / nv
+                    q = (x - lo) / span if span > 0.0 else 0.5
+        if mode == MODE_ALPHAGO:
+            u = q + c * ep[e0 + k, PRIOR] / (1.0 + nv)
+        else:
+            u = q + c * ep[e0 + k, PRIOR] * sq / (1.0 + nv)
+        if u > best_u:
+            best_u = u
+            e = e0 + k
+    return e
+
+
+@njit(cache=True, nogil=True)
+def child_of(t, node, e, mover):
+    """The child node along edge ``e`` of ``node``, made (unvisited, moved into by ``mover``) if
+    it does not exist yet."""
+    child = t.ea[e, CHILD]
+    if child < 0:
+        child = t.used[NODES]
+        t.used[NODES] = child + 1
+        t.ni[child, PARENT] = node
+        t.ni[child, EDGE0] = -1
+        t.ni[child, NEDGES] = -1
+        t.ni[child, MOVER] = mover
+        t.nf[child, VISITS] = 0.0
+        t.nf[child, TOTAL] = 0.0
+        t.nf[child, BEST] = NEG_INF
+        t.ea[e, CHILD] = child
+    return child
+
+
+@njit(cache=True, nogil=True)
+def backup(t, node, r, two_player, visits):
+    """Backs the result ``r`` up from ``node`` to the root: player 0's return in [-1, 1]
+    (two-player; each node gets it from its MOVER's side, in [0, 1]) or a score (one-player,
+    also widening ``t.norm``). Adds ``visits`` (0 when the visit was counted on the way down, as
+    a virtual loss)."""
+    if not two_player:
+        if r < t.norm[0]:
+            t.norm[0] = r
+        if r > t.norm[1]:
+            t.norm[1] = r
+    root = t.used[ROOT]
+    while True:
+        t.nf[node, VISITS] += visits
+        v = r
+        if two_player:
+            v = (1.0 + r) * 0.5 if t.ni[node, MOVER] == 0 else (1.0 - r) * 0.5
+        t.nf[node, TOTAL] += v
+        if v > t.nf[node, BEST]:
+            t.nf[node, BEST] = v
+        if node == root:
+            break
+        node = t.ni[node, PARENT]
+
+
 def _tree_search(g, t, w, policy, rng, sh):
     """Runs iterations from ``g.states[0]`` (the root node ``t.used[ROOT]``) until told to stop.
 
@@ -85,16 +212,11 @@ def _tree_search(g, t, w, policy, rng, sh):
     CHUNK iterations (the caller calls again), else DONE.
     """
     states, ws, control = g.states, g.ws, sh.control
-    ni, nf, ea, ep, used, norm = t.ni, t.nf, t.ea, t.ep, t.used, t.norm
     moves, path, fbuf, cfg = w.moves, w.path, w.fbuf, w.cfg
     two_player = cfg[TWO_PLAYER] != 0.0
-    mode = int(cfg[MODE])
-    c = cfg[C]
-    fpu = cfg[FPU]
-    use_max = cfg[BACKUP_MAX] != 0.0
-    eps = cfg[NOISE_EPS]
+    ucb = int(cfg[MODE]) == MODE_UCB
     max_actions = moves.shape[0]
-    root = used[ROOT]
+    root = t.used[ROOT]
     done = 0
     while control[STOP] == 0:
         if done == CHUNK:
@@ -103,105 +225,28 @@ def _tree_search(g, t, w, policy, rng, sh):
         if control[ITERATIONS] >= control[ITERATION_LIMIT]:
             control[STOP] = 4
             break
-        if used[NODES] + 1 > ni.shape[0] or used[EDGES] + max_actions > ea.shape[0]:
+        if t.used[NODES] + 1 > t.ni.shape[0] or t.used[EDGES] + max_actions > t.ea.shape[0]:
             return GROW
         copy_state(states, 1, 0)
         node = root
         depth = 0
-        lo = norm[0]
-        span = norm[1] - norm[0]
         while True:
-            if ni[node, NEDGES] < 0:
-                if nf[node, VISITS] == 0.0 and node != root:
+            if t.ni[node, NEDGES] < 0:
+                if t.nf[node, VISITS] == 0.0 and node != root:
                     break  # a new leaf: evaluated by a playout
                 n = legal(states, 1, ws, moves)
-                e0 = used[EDGES]
-                ni[node, EDGE0] = e0
-                ni[node, NEDGES] = n
-                if mode != MODE_UCB and n > 0:
+                if not ucb and n > 0:
                     compute_prior(states, 1, moves, n, fbuf[1])
-                for k in range(n):
-                    ea[e0 + k, ACTION] = moves[k]
-                    ea[e0 + k, CHILD] = -1
-                    p = fbuf[1, k] if mode != MODE_UCB else 1.0 / n
-                    ep[e0 + k, PRIOR_CLEAN] = p
-                    if node == root and eps > 0.0:
-                        p = (1.0 - eps) * p + eps * fbuf[0, k]
-                    ep[e0 + k, PRIOR] = p
-                used[EDGES] = e0 + n
-            n = ni[node, NEDGES]
-            if n == 0:
+                eps = cfg[NOISE_EPS] if node == root else 0.0
+                expand(t, node, moves, n, fbuf[1], fbuf[0], eps, ucb)
+            if t.ni[node, NEDGES] == 0:
                 break  # the game is over here
-            e0 = ni[node, EDGE0]
-            nparent = nf[node, VISITS]
-            e = e0
-            if mode == MODE_UCB:
-                unvisited = 0
-                for k in range(n):
-                    if ea[e0 + k, CHILD] < 0:
-                        unvisited += 1
-                if unvisited > 0:
-                    pick = rng_below(rng, unvisited)
-                    for k in range(n):
-                        if ea[e0 + k, CHILD] < 0:
-                            if pick == 0:
-                                e = e0 + k
-                                break
-                            pick -= 1
-                else:
-                    logn = math.log(nparent)
-                    best_u = NEG_INF
-                    for k in range(n):
-                        ch = ea[e0 + k, CHILD]
-                        nv = nf[ch, VISITS]
-                        if two_player:
-                            q = nf[ch, TOTAL] / nv
-                        else:
-                            x = nf[ch, BEST] if use_max else nf[ch, TOTAL] / nv
-                            q = (x - lo) / span if span > 0.0 else 0.5
-                        u = q + c * math.sqrt(logn / nv)
-                        if u > best_u:
-                            best_u = u
-                            e = e0 + k
-            else:
-                sq = math.sqrt(max(nparent, 1.0))
-                best_u = NEG_INF
-                for k in range(n):
-                    ch = ea[e0 + k, CHILD]
-                    nv = 0.0
-                    q = fpu
-                    if ch >= 0:
-                        nv = nf[ch, VISITS]
-                        if nv > 0.0:
-                            if two_player:
-                                q = nf[ch, TOTAL] / nv
-                            else:
-                                x = nf[ch, BEST] if use_max else nf[ch, TOTAL] / nv
-                                q = (x - lo) / span if span > 0.0 else 0.5
-                    if mode == MODE_ALPHAGO:
-                        u = q + c * ep[e0 + k, PRIOR] / (1.0 + nv)
-                    else:
-                        u = q + c * ep[e0 + k, PRIOR] * sq / (1.0 + nv)
-                    if u > best_u:
-                        best_u = u
-                        e = e0 + k
-            a = ea[e, ACTION]
-            child = ea[e, CHILD]
-            if child < 0:
-                child = used[NODES]
-                used[NODES] = child + 1
-                ni[child, PARENT] = node
-                ni[child, EDGE0] = -1
-                ni[child, NEDGES] = -1
-                ni[child, MOVER] = player(states, 1) if two_player else 0
-                nf[child, VISITS] = 0.0
-                nf[child, TOTAL] = 0.0
-                nf[child, BEST] = NEG_INF
-                ea[e, CHILD] = child
+            e = select_edge(t, node, cfg, rng)
+            node = child_of(t, node, e, player(states, 1) if two_player else 0)
+            a = t.ea[e, ACTION]
             play(states, 1, a, ws)
             path[depth] = a
             depth += 1
-            node = child
         k = playout(states, 1, policy, rng, ws, path, depth)
         count_playout(control)
         if two_player:
@@ -209,21 +254,7 @@ def _tree_search(g, t, w, policy, rng, sh):
         else:
             r = score(states, 1)
             record(path, depth + k, r, sh)
-            if r < norm[0]:
-                norm[0] = r
-            if r > norm[1]:
-                norm[1] = r
-        while True:
-            nf[node, VISITS] += 1.0
-            v = r
-            if two_player:
-                v = (1.0 + r) * 0.5 if ni[node, MOVER] == 0 else (1.0 - r) * 0.5
-            nf[node, TOTAL] += v
-            if v > nf[node, BEST]:
-                nf[node, BEST] = v
-            if node == root:
-                break
-            node = ni[node, PARENT]
+        backup(t, node, r, two_player, 1.0)
         control[ITERATIONS] += 1
     return DONE
 
