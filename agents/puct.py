@@ -3,8 +3,9 @@
 Selection maximises ``Q + c * P / (1 + n)`` (``form="alphago"``, the formula of the seed article)
 or ``Q + c * P * sqrt(N) / (1 + n)`` (``form="alphazero"``), where ``Q`` is the child's mean value
 in [0, 1] (``fpu`` for an unvisited child), ``P`` its prior, ``n`` its visits and ``N`` the parent's.
-Leaves are evaluated by one random playout (there is no value network). Everything else (budgets,
-tree reuse, results) is as in :class:`agents.UCT`.
+Leaves are evaluated by one random playout, or, with ``evaluator=``, by a learned model called on
+batches of leaves (:mod:`agents.puct_eval`). Everything else (budgets, tree reuse, results) is as
+in :class:`agents.UCT`.
 
 Which path runs:
 
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.puct_eval import Evaluator, evaluated_search
 from agents.tree import FPU, MAX_TREE_BYTES, MODE_ALPHAGO, MODE_ALPHAZERO, KernelPrior
 from agents.uct import TreeAgent
 
@@ -63,6 +65,14 @@ class PUCT(TreeAgent):
         fpu: the value assumed for an unvisited child (first-play urgency), default 0.5.
         dirichlet_alpha: root noise concentration (None: no noise; AlphaZero used 0.3 for chess).
         dirichlet_eps: the weight of the noise.
+        evaluator: a learned model ``evaluator(observations, action_masks) -> (priors, values)``
+            over a batch of leaves (first axis), as AlphaZero's network: leaves are expanded with
+            its priors and its values are backed up instead of playouts
+            (:mod:`agents.puct_eval`). Values are for the player to move: in [-1, 1] in two-player
+            games, in [0, 1] (a normalised score) in puzzles.
+        batch_size: leaves evaluated per call of ``evaluator`` (with virtual loss).
+        value_scale: puzzles with an evaluator: a finished game's score is divided by this
+            (default: the env's ``max_score``).
         iterations, time_limit, seed, policy, backup, reuse, compiled, max_tree_bytes, workers,
             backend, address: as for :class:`agents.UCT`.
     """
@@ -89,7 +99,23 @@ class PUCT(TreeAgent):
         workers: int = 1,
         backend: str = "local",
         address: str | None = None,
+        evaluator: Evaluator | None = None,
+        batch_size: int = 8,
+        value_scale: float | None = None,
     ) -> None:
+        if evaluator is not None and not callable(evaluator):
+            raise TypeError(
+                f"evaluator must be a callable (observations, masks) -> (priors, values), got {evaluator!r}"
+            )
+        if evaluator is not None and prior is not None:
+            raise ValueError(
+                "give PUCT a prior or an evaluator (which supplies the priors), not both"
+            )
+        if int(batch_size) < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.evaluator = evaluator
+        self.batch_size = int(batch_size)
+        self.value_scale = value_scale
         if form not in FORMS:
             raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
         if prior is not None and not callable(prior):
@@ -130,9 +156,19 @@ class PUCT(TreeAgent):
             "fpu": self.fpu,
             "dirichlet_alpha": self.dirichlet_alpha,
             "dirichlet_eps": self.dirichlet_eps,
+            **(
+                {
+                    "evaluator": getattr(self.evaluator, "__name__", type(self.evaluator).__name__),
+                    "batch_size": self.batch_size,
+                }
+                if self.evaluator is not None
+                else {}
+            ),
         }
 
     def _compiled_prior(self, base: Any) -> tuple[bool, Any]:
+        if self.evaluator is not None:
+            return False, None
         if self.prior is None:
             return True, None
         if isinstance(self.prior, KernelPrior) and self.prior.game == base.game:
@@ -141,6 +177,11 @@ class PUCT(TreeAgent):
 
     def _generic_prior(self) -> Any:
         return self.prior
+
+    def _generic_fn(self) -> Any:
+        if self.evaluator is None:
+            return super()._generic_fn()
+        return evaluated_search(self.evaluator, self.batch_size, self.value_scale)
 
     def _fill_cfg(self, cfg: np.ndarray) -> None:
         super()._fill_cfg(cfg)

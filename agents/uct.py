@@ -140,6 +140,10 @@ class TreeAgent(ParallelAgent):
     def _generic_prior(self) -> Any:
         return None
 
+    def _generic_fn(self) -> Any:
+        """The search run on the generic path (the template over the contract)."""
+        return generic_search(self._generic_prior())
+
     def _fill_cfg(self, cfg: np.ndarray) -> None:
         cfg[C] = self.c
         cfg[MODE] = self._mode
@@ -202,7 +206,7 @@ class TreeAgent(ParallelAgent):
             policy = self.policy if callable(self.policy) else base.policy(self.policy)
             snapshot = base.clone_state()
             current = snapshot
-            fn = generic_search(self._generic_prior())
+            fn = self._generic_fn()
             ws = None
             states = None  # made after matching the tree, which moves the env
 

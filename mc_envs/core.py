@@ -215,6 +215,10 @@ class PlanningEnv(gym.Env):
         self._set_state(self._new_state(seed, options))
         return self._observation(), self._info()
 
+    def observation(self) -> Any:
+        """The observation of the current state (what ``reset`` and ``step`` return)."""
+        return self._observation()
+
     @property
     def state_view(self) -> np.ndarray:
         """A read-only view of the current flat state array (the layout is the game's, see its
