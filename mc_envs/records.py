@@ -25,14 +25,15 @@ class RecordError(ValueError):
     """A record file that cannot be read: its message is one line naming the file and the fault."""
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Writes ``text`` to ``path`` so that the file is either the old one or the whole new one."""
+def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
+    """Writes ``text`` (or bytes) to ``path`` so that the file is either the old one or the whole
+    new one."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, 0o644)  # mkstemp makes 0600; records are meant to be shared
-        with os.fdopen(fd, "w") as handle:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

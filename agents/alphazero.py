@@ -1,0 +1,361 @@
+"""AlphaZero on a CPU: self-play with PUCT and a policy/value network, trained with JAX and optax.
+
+A :class:`Model` is a small network (two hidden layers) from an observation to move priors and a
+value for the player to move. Its forward pass is numpy, so a trained model plays (as
+``PUCT(evaluator=model)``, :func:`alphazero_agent`) without JAX; training (:func:`train`) needs the
+``alphazero`` extra (``pip install "mc-envs[alphazero]"``: JAX's CPU build and optax).
+
+The loop (Silver et al. 2017, 2018): each iteration plays ``games`` games of self-play, every move
+chosen by a PUCT search of ``sims`` simulations guided by the current network (Dirichlet noise at
+the root; the first ``explore_moves`` moves sampled in proportion to the visits, then the most
+visited); every position is stored with the search's visit distribution and the game's outcome
+from the mover's side; then the network takes ``steps`` Adam steps on minibatches of the replay
+buffer, minimising cross-entropy to the visit distributions plus the squared value error plus L2.
+
+Models and training checkpoints are ``.npz`` files read with ``allow_pickle=False``; every array is
+checked on load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.puct import PUCT
+from mc_envs.records import write_atomic
+
+LAYERS = ("w1", "b1", "w2", "b2", "wp", "bp", "wv", "bv")
+
+
+@dataclass
+class Model:
+    """A policy/value network and what it plays.
+
+    Attributes:
+        env_id: the env it was trained on.
+        params: ``w1 b1 w2 b2`` (hidden layers), ``wp bp`` (move logits), ``wv bv`` (value).
+    """
+
+    env_id: str
+    params: dict[str, np.ndarray] = field(repr=False)
+
+    @property
+    def obs_size(self) -> int:
+        return int(self.params["w1"].shape[0])
+
+    @property
+    def n_actions(self) -> int:
+        return int(self.params["wp"].shape[1])
+
+    def __call__(
+        self, observations: np.ndarray, masks: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The evaluator: (priors over the legal moves, values in [-1, 1]) for a batch of leaves."""
+        p = self.params
+        x = np.asarray(observations, dtype=np.float32).reshape(len(observations), -1)
+        h = np.maximum(x @ p["w1"] + p["b1"], 0.0)
+        h = np.maximum(h @ p["w2"] + p["b2"], 0.0)
+        logits = np.where(masks, h @ p["wp"] + p["bp"], -np.inf)
+        logits = logits - logits.max(axis=1, keepdims=True)
+        priors = np.exp(logits)
+        priors /= priors.sum(axis=1, keepdims=True)
+        values = np.tanh(h @ p["wv"] + p["bv"])[:, 0]
+        return priors, values
+
+    def save(self, path: str | Path, **extra: np.ndarray) -> None:
+        """Writes the model (and ``extra`` arrays) to an ``.npz`` file, atomically."""
+        meta = {"format": "mc-envs/alphazero", "version": 1, "env_id": self.env_id}
+        buf = io.BytesIO()
+        np.savez(buf, meta=np.array(json.dumps(meta)), **self.params, **extra)
+        write_atomic(path, buf.getvalue())
+
+    @classmethod
+    def load(cls, path: str | Path) -> Model:
+        """Reads a model written by :meth:`save`.
+
+        Raises:
+            ValueError: naming the file and the array that is missing or malformed.
+        """
+        data = _read_npz(path)
+        try:
+            meta = json.loads(str(data["meta"]))
+        except (KeyError, ValueError):
+            raise ValueError(f"{path}: not an mc-envs AlphaZero model (no meta)") from None
+        if not isinstance(meta, dict) or meta.get("format") != "mc-envs/alphazero":
+            raise ValueError(f"{path}: not an mc-envs AlphaZero model")
+        if meta.get("version") != 1:
+            raise ValueError(f"{path}: model version {meta.get('version')!r}, expected 1")
+        params = {}
+        for name in LAYERS:
+            if name not in data:
+                raise ValueError(f"{path}: array {name} missing")
+            a = np.asarray(data[name])
+            if a.dtype.kind != "f" or not np.all(np.isfinite(a)):
+                raise ValueError(f"{path}: array {name} is not finite floats")
+            params[name] = a.astype(np.float32)
+        _check_shapes(params, str(path))
+        return cls(str(meta.get("env_id")), params)
+
+
+def _read_npz(path: str | Path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            return {k: f[k] for k in f.files}
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except (OSError, ValueError, EOFError) as exc:
+        raise ValueError(f"{path}: not an .npz model ({exc})") from None
+
+
+def _check_shapes(params: dict[str, np.ndarray], where: str) -> None:
+    n_in, hidden = params["w1"].shape if params["w1"].ndim == 2 else (0, 0)
+    n_actions = params["wp"].shape[1] if params["wp"].ndim == 2 else 0
+    want = {
+        "w1": (n_in, hidden),
+        "b1": (hidden,),
+        "w2": (hidden, hidden),
+        "b2": (hidden,),
+        "wp": (hidden, n_actions),
+        "bp": (n_actions,),
+        "wv": (hidden, 1),
+        "bv": (1,),
+    }
+    for name, shape in want.items():
+        if params[name].shape != shape or 0 in shape:
+            raise ValueError(
+                f"{where}: array {name} has shape {params[name].shape}, expected {shape}"
+            )
+
+
+def init_model(
+    env_id: str, obs_size: int, n_actions: int, hidden: int = 128, seed: int = 0
+) -> Model:
+    """A fresh network (He-initialised weights, zero biases)."""
+    rng = np.random.default_rng(seed)
+
+    def dense(n: int, m: int) -> np.ndarray:
+        return (rng.standard_normal((n, m)) * np.sqrt(2.0 / n)).astype(np.float32)
+
+    params = {
+        "w1": dense(obs_size, hidden),
+        "b1": np.zeros(hidden, np.float32),
+        "w2": dense(hidden, hidden),
+        "b2": np.zeros(hidden, np.float32),
+        "wp": dense(hidden, n_actions) * 0.1,
+        "bp": np.zeros(n_actions, np.float32),
+        "wv": dense(hidden, 1) * 0.1,
+        "bv": np.zeros(1, np.float32),
+    }
+    return Model(env_id, params)
+
+
+def alphazero_agent(model: Model, *, sims: int = 200, seed: int = 0, **kwargs: Any) -> PUCT:
+    """A PUCT player guided by ``model`` (AlphaZero's selection form), ``sims`` simulations a move."""
+    return PUCT(evaluator=model, iterations=sims, form="alphazero", seed=seed, **kwargs)
+
+
+def self_play(model: Model, *, sims: int, seed: int, explore_moves: int = 8, alpha: float = 1.0):
+    """One game of self-play: the positions' (observations, masks, visit distributions, outcomes
+    for the player to move there)."""
+    import gymnasium as gym
+
+    import mc_envs  # noqa: F401  (registers the ids)
+
+    env = gym.make(model.env_id).unwrapped
+    env.reset(seed=seed)
+    agent = alphazero_agent(model, sims=sims, seed=seed, dirichlet_alpha=alpha, c=1.5)
+    rng = np.random.default_rng(seed)
+    obs, masks, pis, movers = [], [], [], []
+    while len(env.legal_actions()):
+        result = agent.search(env)
+        pi = np.zeros(model.n_actions, np.float32)
+        pi[result.root_actions] = result.root_visits / max(result.root_visits.sum(), 1)
+        obs.append(np.asarray(env.observation(), np.float32).ravel())
+        masks.append(env.action_masks())
+        pis.append(pi)
+        movers.append(env.current_player)
+        if len(movers) <= explore_moves:
+            action = int(rng.choice(model.n_actions, p=pi))
+        else:
+            action = int(result.root_actions[np.argmax(result.root_visits)])
+        env.step(action)
+    returns = env.returns()
+    z = np.array([returns[m] for m in movers], np.float32)
+    return np.array(obs), np.array(masks), np.array(pis), z
+
+
+class Trainer:
+    """The network's parameters, Adam's state and the replay buffer, trained with JAX."""
+
+    def __init__(self, model: Model, *, lr: float = 1e-3, l2: float = 1e-4, capacity: int = 50_000):
+        try:
+            import jax
+            import jax.numpy as jnp
+            import optax
+        except ImportError:
+            raise ImportError(
+                'training needs JAX and optax: pip install "mc-envs[alphazero]"'
+            ) from None
+        self.jax, self.model = jax, model
+        self.params = {k: jnp.asarray(v) for k, v in model.params.items()}
+        self.opt = optax.adam(lr)
+        self.opt_state = self.opt.init(self.params)
+        self.capacity, self.size, self.next = capacity, 0, 0
+        self.buffer = {
+            "obs": np.zeros((capacity, model.obs_size), np.float32),
+            "mask": np.zeros((capacity, model.n_actions), bool),
+            "pi": np.zeros((capacity, model.n_actions), np.float32),
+            "z": np.zeros(capacity, np.float32),
+        }
+
+        def loss_fn(params, obs, mask, pi, z):
+            h = jax.nn.relu(obs @ params["w1"] + params["b1"])
+            h = jax.nn.relu(h @ params["w2"] + params["b2"])
+            logits = jnp.where(mask, h @ params["wp"] + params["bp"], -1e9)
+            logp = jax.nn.log_softmax(logits)
+            v = jnp.tanh(h @ params["wv"] + params["bv"])[:, 0]
+            policy = -(pi * jnp.where(mask, logp, 0.0)).sum(axis=1).mean()
+            value = ((v - z) ** 2).mean()
+            reg = sum((params[k] ** 2).sum() for k in ("w1", "w2", "wp", "wv"))
+            return policy + value + l2 * reg
+
+        def step(params, opt_state, obs, mask, pi, z):
+            loss, grads = jax.value_and_grad(loss_fn)(params, obs, mask, pi, z)
+            updates, opt_state = self.opt.update(grads, opt_state, params)
+            return optax.apply_updates(params, updates), opt_state, loss
+
+        self._loss = jax.jit(loss_fn)
+        self._step = jax.jit(step)
+
+    def add(self, obs: np.ndarray, mask: np.ndarray, pi: np.ndarray, z: np.ndarray) -> None:
+        """Stores positions in the ring buffer."""
+        for i in range(len(z)):
+            j = self.next
+            self.buffer["obs"][j], self.buffer["mask"][j] = obs[i], mask[i]
+            self.buffer["pi"][j], self.buffer["z"][j] = pi[i], z[i]
+            self.next = (j + 1) % self.capacity
+            self.size = min(self.size + 1, self.capacity)
+
+    def loss(self) -> float:
+        """The loss over the whole buffer."""
+        b = {k: v[: self.size] for k, v in self.buffer.items()}
+        return float(self._loss(self.params, b["obs"], b["mask"], b["pi"], b["z"]))
+
+    def train(self, steps: int, batch: int, rng: np.random.Generator) -> float:
+        """``steps`` Adam steps on random minibatches; returns the last minibatch loss."""
+        loss = float("nan")
+        for _ in range(steps):
+            idx = rng.integers(0, self.size, size=min(batch, self.size))
+            b = {k: v[idx] for k, v in self.buffer.items()}
+            self.params, self.opt_state, loss = self._step(
+                self.params, self.opt_state, b["obs"], b["mask"], b["pi"], b["z"]
+            )
+        self.model.params = {k: np.asarray(v) for k, v in self.params.items()}
+        return float(loss)
+
+
+def train(
+    env_id: str = "mc_envs/ConnectFour-v0",
+    *,
+    minutes: float = 60.0,
+    iterations: int | None = None,
+    games: int = 16,
+    sims: int = 50,
+    steps: int = 200,
+    batch: int = 256,
+    hidden: int = 128,
+    seed: int = 0,
+    out: str | None = None,
+    resume: bool = False,
+    log: Any = print,
+) -> tuple[Model, list[dict]]:
+    """The AlphaZero loop for ``minutes`` (or ``iterations``); saves the model to ``out`` after
+    every iteration, and continues from it with ``resume`` (the network; the buffer starts empty).
+
+    Returns:
+        The model and one dict a iteration (games, positions, loss before and after, seconds).
+    """
+    import gymnasium as gym
+
+    import mc_envs  # noqa: F401
+
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=seed)
+    obs_size, n_actions = int(np.asarray(env.observation()).size), int(env.action_space.n)
+    if resume and out and Path(out).exists():
+        model = Model.load(out)
+        if model.env_id != env_id or model.obs_size != obs_size:
+            raise ValueError(f"{out}: a model of {model.env_id}, not {env_id}")
+    else:
+        model = init_model(env_id, obs_size, n_actions, hidden, seed)
+    trainer = Trainer(model)
+    rng = np.random.default_rng(seed)
+    history: list[dict] = []
+    start = time.perf_counter()
+    it = 0
+    while (iterations is None or it < iterations) and time.perf_counter() - start < minutes * 60:
+        t0 = time.perf_counter()
+        for g in range(games):
+            trainer.add(*self_play(model, sims=sims, seed=seed * 1_000_003 + it * games + g))
+        before = trainer.loss()
+        trainer.train(steps, batch, rng)
+        after = trainer.loss()
+        history.append(
+            {
+                "iteration": it,
+                "positions": trainer.size,
+                "loss_before": before,
+                "loss_after": after,
+                "seconds": time.perf_counter() - t0,
+            }
+        )
+        log(json.dumps(history[-1]))
+        if out:
+            model.save(out)
+        it += 1
+    return model, history
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m agents.alphazero --minutes 50 --out model.npz [--resume]``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="mc_envs/ConnectFour-v0")
+    parser.add_argument("--minutes", type=float, default=60.0)
+    parser.add_argument("--iterations", type=int)
+    parser.add_argument("--games", type=int, default=16)
+    parser.add_argument("--sims", type=int, default=50)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--resume", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        train(
+            args.env,
+            minutes=args.minutes,
+            iterations=args.iterations,
+            games=args.games,
+            sims=args.sims,
+            steps=args.steps,
+            hidden=args.hidden,
+            seed=args.seed,
+            out=args.out,
+            resume=args.resume,
+        )
+    except (ValueError, ImportError) as exc:
+        print(f"alphazero: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""AlphaZero on a CPU: the training loop lowers the loss; models save, load and play; bad files fail."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import mc_envs  # noqa: F401
+from agents.alphazero import Model, Trainer, alphazero_agent, init_model, self_play, train
+
+
+def test_a_short_training_lowers_the_loss(tmp_path) -> None:
+    out = tmp_path / "model.npz"
+    model, history = train(
+        "mc_envs/TicTacToe-v0",
+        minutes=5,
+        iterations=2,
+        games=4,
+        sims=20,
+        steps=60,
+        batch=64,
+        hidden=32,
+        out=str(out),
+        log=lambda line: None,
+    )
+    assert len(history) == 2
+    for it in history:
+        assert it["loss_after"] < it["loss_before"]
+    again = Model.load(out)
+    obs = np.random.default_rng(0).integers(0, 2, size=(5, model.obs_size)).astype(np.float32)
+    masks = np.ones((5, model.n_actions), bool)
+    for a, b in zip(model(obs, masks), again(obs, masks)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    resumed, more = train(
+        "mc_envs/TicTacToe-v0",
+        minutes=5,
+        iterations=1,
+        games=2,
+        sims=10,
+        steps=5,
+        batch=32,
+        out=str(out),
+        resume=True,
+        log=lambda line: None,
+    )
+    assert resumed.obs_size == model.obs_size and len(more) == 1
+
+
+def test_self_play_records_visit_distributions_and_outcomes() -> None:
+    model = init_model("mc_envs/TicTacToe-v0", 18, 9, hidden=16)
+    obs, masks, pis, z = self_play(model, sims=16, seed=3)
+    assert len(obs) == len(masks) == len(pis) == len(z) >= 5
+    np.testing.assert_allclose(pis.sum(axis=1), 1.0, rtol=1e-6)
+    assert not (pis[~masks] > 0).any()  # visits only on legal moves
+    assert set(np.unique(z)) <= {-1.0, 0.0, 1.0}
+    assert (z[1:] == -z[:-1]).all()  # the players alternate: each outcome from the mover's side
+
+
+def test_the_trainer_fits_a_fixed_buffer() -> None:
+    model = init_model("mc_envs/TicTacToe-v0", 18, 9, hidden=32)
+    trainer = Trainer(model)
+    trainer.add(*self_play(model, sims=8, seed=1))
+    before = trainer.loss()
+    trainer.train(200, 32, np.random.default_rng(0))
+    assert trainer.loss() < 0.75 * before  # the policy part cannot go below the entropy of pi
+
+
+def test_a_model_plays_legal_moves_through_puct() -> None:
+    model = init_model("mc_envs/ConnectFour-v0", 84, 7, hidden=16)
+    env = gym.make("mc_envs/ConnectFour-v0").unwrapped
+    env.reset()
+    agent = alphazero_agent(model, sims=30)
+    for _ in range(6):
+        move = agent.act(env)
+        assert move in env.legal_actions()
+        env.step(move)
+
+
+def test_bad_model_files_name_the_file_and_array(tmp_path) -> None:
+    model = init_model("mc_envs/ConnectFour-v0", 84, 7, hidden=8)
+    path = tmp_path / "m.npz"
+    model.save(path)
+    params = dict(model.params)
+    params["wp"] = params["wp"][:, :3]
+    Model("mc_envs/ConnectFour-v0", params).save(tmp_path / "bad.npz")
+    with pytest.raises(ValueError, match=r"bad\.npz: array (wp|bp) has shape"):
+        Model.load(tmp_path / "bad.npz")
+    (tmp_path / "junk.npz").write_bytes(b"\x00junk" * 10)
+    with pytest.raises(ValueError, match="junk.npz"):
+        Model.load(tmp_path / "junk.npz")
+    with pytest.raises(ValueError, match="no such file"):
+        Model.load(tmp_path / "missing.npz")
+    assert Model.load(path).n_actions == 7
