@@ -140,6 +140,9 @@ class SudokuEnv(PlanningEnv):
             grid = rules.generate(self.size, self.empty_fraction, self.np_random)
         return rules.new_state(grid, self.branching)
 
+    def _check_state(self, data: np.ndarray) -> None:
+        rules.check_state(data, self._config)
+
     def _observation(self) -> np.ndarray:
         return rules.grid_of(self._state).astype(np.int8)
 
