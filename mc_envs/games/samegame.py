@@ -138,7 +138,7 @@ def check_state(data: np.ndarray, config: tuple) -> None:
     ):
         raise state_error("SameGame", "end scored", ENDED, 1, "but a group of 2 remains")
     top = max(removed - 2, 0) ** 2 + (CLEAR_BONUS if h[ENDED] else 0)
-    if not (-(n * n) if h[ENDED] else 0) <= h[SCORE] <= top:
+    if not (-(n * n) if h[ENDED] and h[PENALTY] else 0) <= h[SCORE] <= top:
         raise state_error(
             "SameGame", "score", SCORE, h[SCORE], f"impossible after removing {removed} cells"
         )
