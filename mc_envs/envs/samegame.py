@@ -11,6 +11,7 @@ from gymnasium import spaces
 
 from mc_envs.core import Kernel, LegalDiscrete, PlanningEnv, PolicyFactory
 from mc_envs.games import samegame as sg
+from mc_envs.games.samegame_check import check_state
 
 
 def _kernel(rows: int, cols: int) -> Kernel:
@@ -148,7 +149,7 @@ class SameGameEnv(PlanningEnv):
         return sg.new_state(board, self.colors, self.penalty)
 
     def _check_state(self, data: np.ndarray) -> None:
-        sg.check_state(data, self._config)
+        check_state(data, self._config)
 
     def _observation(self) -> np.ndarray:
         return sg.board_of(self._state).astype(np.int8)

@@ -9,6 +9,7 @@ from gymnasium import spaces
 
 from mc_envs.core import Chooser, LegalDiscrete, PlanningEnv, PolicyFactory
 from mc_envs.games import sudoku as rules
+from mc_envs.games.sudoku_check import check_state
 from mc_envs.rng import Rng
 
 
@@ -141,7 +142,7 @@ class SudokuEnv(PlanningEnv):
         return rules.new_state(grid, self.branching)
 
     def _check_state(self, data: np.ndarray) -> None:
-        rules.check_state(data, self._config)
+        check_state(data, self._config)
 
     def _observation(self) -> np.ndarray:
         return rules.grid_of(self._state).astype(np.int8)
