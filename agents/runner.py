@@ -192,6 +192,10 @@ class Runner:
             if checkpoint is None:
                 raise ValueError("resume=True needs checkpoint=PATH")
             self.load(program, read_checkpoint(checkpoint), checkpoint)
+        if len(self.base.legal_actions()) == 0:  # a finished game: nothing to search
+            self.best.score[0] = float(getattr(self.base, "score", 0.0))
+            self.best.length[0] = 0
+            return "complete", 0.0
         program.warm_up()
         control, limit = self.control, self.run_limit
         done = threading.Event()

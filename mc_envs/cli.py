@@ -9,6 +9,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mc_envs.cli_input import (
+    NATURAL,
+    POSITIVE_FLOAT,
+    POSITIVE_INT,
+    Parser,
+    UsageError,
+    check_writable,
+    read_input,
+    save_elsewhere,
+)
+
 # game name on the command line -> (env id, kwargs builder)
 GAMES = {
     "samegame": "mc_envs/SameGame-v0",
@@ -20,24 +31,17 @@ GAMES = {
 }
 
 
-class UsageError(Exception):
-    """Bad command-line input: printed as one line, exit status 2."""
-
-
 def _env_kwargs(args: argparse.Namespace) -> dict:
     kwargs: dict[str, Any] = {}
     if args.position is not None:
         kwargs["position"] = args.position
     if args.board is not None:
-        try:
-            kwargs["board"] = Path(args.board).read_text()
-        except OSError as exc:
-            raise UsageError(f"{args.board}: cannot read: {exc.strerror}") from None
+        kwargs["board"] = read_input(Path(args.board), "--board")
     if args.size is not None:
         kwargs["size"] = args.size
     if args.puzzle is not None:
         path = Path(args.puzzle)
-        kwargs["puzzle"] = path.read_text().strip() if path.is_file() else args.puzzle
+        kwargs["puzzle"] = read_input(path, "--puzzle").strip() if path.is_file() else args.puzzle
     if args.depth is not None:
         kwargs["depth"] = args.depth
     return kwargs
@@ -74,6 +78,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from mc_envs.records import make_record, write_record
 
     env_id = GAMES[args.game]
+    out = Path(args.out)
+    check_writable(out, "--out")
+    if args.resume and args.checkpoint and not Path(args.checkpoint).is_file():
+        raise UsageError(f"--resume: no checkpoint file {args.checkpoint}")
+    if args.checkpoint:
+        check_writable(Path(args.checkpoint), "--checkpoint")
     try:
         env_kwargs = _env_kwargs(args)
         env = gym.make(env_id, **env_kwargs)
@@ -84,8 +94,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     params = dict(agent.params)
     if params.get("policy", "") is None:
         params["policy"] = env.unwrapped.default_policy
-    out = Path(args.out)
-    saved = {"score": None}
+    saved: dict[str, Any] = {"score": None, "failed": None}
 
     def save(score: float, actions: list[int], seconds: float, playouts: int) -> None:
         record = make_record(
@@ -99,8 +108,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
             seconds=seconds,
             playouts=playouts,
         )
-        write_record(out, record)
-        saved["score"] = score
+        try:
+            write_record(out, record)
+        except OSError as exc:  # the disk filled, the folder went: keep searching, save later
+            saved["failed"] = (record, exc)
+            return
+        saved["score"], saved["failed"] = score, None
 
     def callback(progress: Any) -> bool:
         if not args.quiet:
@@ -120,7 +133,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     try:
         extra = {}
         if args.checkpoint:
-            if "checkpoint" not in inspect.signature(agent.search).parameters:
+            if "checkpoint" not in inspect.signature(agent.run_search).parameters:
                 raise UsageError(f"--checkpoint: {agent.name} does not save checkpoints")
             extra = {"checkpoint": args.checkpoint, "resume": args.resume}
         elif args.resume:
@@ -141,6 +154,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         sys.stderr.write(_progress_line(result.seconds, result.score, result.playouts) + "\n")
     if result.actions or saved["score"] is None:
         save(result.score, result.actions, result.seconds, result.playouts)
+    if saved["failed"] is not None:
+        return save_elsewhere(out, *saved["failed"])
     print(
         f"score {result.score:g} in {len(result.actions)} moves ({result.playouts:,} playouts, "
         f"{result.seconds:.1f} s, stopped: {result.stopped}); record written to {out}"
@@ -167,7 +182,7 @@ def _is_morpion_record(path: str) -> bool:
         return bool(text.strip())
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
     return isinstance(doc, dict) and "format" not in doc and "moves" in doc
 
@@ -196,7 +211,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except RecordError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    verdict = verify_record(record)
+    try:
+        verdict = verify_record(record)
+    except RecordError as exc:
+        print(f"error: {args.file}: {exc}", file=sys.stderr)
+        return 2
     print(f"{args.file}: {verdict.message}", file=sys.stdout if verdict.ok else sys.stderr)
     return 0 if verdict.ok else 1
 
@@ -328,27 +347,27 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``mc-envs``."""
-    parser = argparse.ArgumentParser(prog="mc-envs", description=__doc__)
+    parser = Parser(prog="mc-envs", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     solve = sub.add_parser("solve", help="search a puzzle, saving the best record as it improves")
     solve.add_argument("game", choices=sorted(GAMES))
     where = solve.add_mutually_exclusive_group()
-    where.add_argument("--position", type=int, help="SameGame standard position 1..20")
+    where.add_argument("--position", type=POSITIVE_INT, help="SameGame standard position 1..20")
     where.add_argument("--board", help="SameGame board file (one row a line, digits)")
     solve.add_argument("--seed", type=int, default=None, help="reset seed (random boards, puzzles)")
-    solve.add_argument("--size", type=int, help="Sudoku size (9 or 16)")
+    solve.add_argument("--size", type=POSITIVE_INT, help="Sudoku size (9 or 16)")
     solve.add_argument("--puzzle", help="Sudoku puzzle text or file")
-    solve.add_argument("--depth", type=int, help="depth of LeftMove / LeftmostPath")
+    solve.add_argument("--depth", type=POSITIVE_INT, help="depth of LeftMove / LeftmostPath")
     solve.add_argument("--algo", default="nmcs", choices=["nmcs", "nrpa", "uct"])
-    solve.add_argument("--level", type=int, default=2)
+    solve.add_argument("--level", type=NATURAL, default=2)
     solve.add_argument("--policy", default=None, help="playout policy name (default: the game's)")
     solve.add_argument("--agent-seed", type=int, default=0, help="seed of the search")
     solve.add_argument(
-        "--time", type=float, default=None, help="seconds (default: one complete search)"
+        "--time", type=POSITIVE_FLOAT, default=None, help="seconds (default: one complete search)"
     )
-    solve.add_argument("--playouts", type=int, default=None, help="playout budget")
-    solve.add_argument("--workers", type=int, default=1, help="processes (or Ray tasks)")
+    solve.add_argument("--playouts", type=POSITIVE_INT, default=None, help="playout budget")
+    solve.add_argument("--workers", type=POSITIVE_INT, default=1, help="processes (or Ray tasks)")
     solve.add_argument(
         "--parallel",
         default="root",
@@ -374,7 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.set_defaults(func=cmd_verify)
 
     warmup = sub.add_parser("warmup", help="compile and cache the kernels and searches")
-    warmup.add_argument("--levels", type=int, default=2, help="NMCS and NRPA levels to compile")
+    warmup.add_argument("--levels", type=NATURAL, default=2, help="NMCS and NRPA levels to compile")
     warmup.set_defaults(func=cmd_warmup)
 
     play = sub.add_parser("play", help="play a game with the mouse in a window")
@@ -400,12 +419,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--terminal", action="store_true", help="two-player: play in the terminal, no window"
     )
     play.add_argument(
-        "--iterations", type=int, help="the opponent's iterations per move (terminal)"
+        "--iterations", type=POSITIVE_INT, help="the opponent's iterations per move (terminal)"
     )
-    play.add_argument("--time", type=float, help="the opponent's seconds per move (terminal)")
+    play.add_argument(
+        "--time", type=POSITIVE_FLOAT, help="the opponent's seconds per move (terminal)"
+    )
     play.add_argument("--seed", type=int, default=0, help="reset seed (random boards, puzzles)")
-    play.add_argument("--position", type=int, help="SameGame standard position 1..20")
-    play.add_argument("--depth", type=int, help="depth of LeftMove / LeftmostPath")
+    play.add_argument("--position", type=POSITIVE_INT, help="SameGame standard position 1..20")
+    play.add_argument("--depth", type=POSITIVE_INT, help="depth of LeftMove / LeftmostPath")
     play.add_argument(
         "--marks",
         default="none",
@@ -419,7 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--gif", help="write an animated GIF (one frame per move plus the start)")
     replay.add_argument("--mp4", help="write an MP4 video (needs imageio-ffmpeg)")
     replay.add_argument("--png", help="write the final position, or every frame into a folder")
-    replay.add_argument("--fps", type=float, default=4, help="moves per second")
+    replay.add_argument("--fps", type=POSITIVE_FLOAT, default=4, help="moves per second")
     replay.add_argument(
         "--variant", choices=["5D", "5T"], help="Morpion rules if the file does not say"
     )
@@ -428,9 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("game", choices=["tictactoe", "connect4"])
     arena.add_argument("agent_a", help="uct[-preset], puct, random, nmcs ...")
     arena.add_argument("agent_b")
-    arena.add_argument("--games", type=int, default=20)
-    arena.add_argument("--iterations", type=int, help="iterations per move of tree agents")
-    arena.add_argument("--time", type=float, help="seconds per move of tree agents")
+    arena.add_argument("--games", type=POSITIVE_INT, default=20)
+    arena.add_argument("--iterations", type=POSITIVE_INT, help="iterations per move of tree agents")
+    arena.add_argument("--time", type=POSITIVE_FLOAT, help="seconds per move of tree agents")
     arena.add_argument("--seed", type=int, default=0)
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
     arena.set_defaults(func=cmd_arena)

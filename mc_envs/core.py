@@ -85,6 +85,27 @@ def random_policy(env: Any) -> Chooser:
     return lambda actions, rng: rng.choice(actions)
 
 
+def check_layout(data: Any, game: str, dtype: type, length: int) -> np.ndarray:
+    """Checks the shape of a game's flat state array; returns it as an ndarray.
+
+    Raises:
+        ValueError: ``data`` is not a 1-D array of ``dtype`` with ``length`` entries.
+    """
+    if not isinstance(data, np.ndarray):
+        raise ValueError(f"invalid {game} state: data is a {type(data).__name__}, not an array")
+    if data.dtype != dtype or data.ndim != 1 or data.shape[0] != length:
+        raise ValueError(
+            f"invalid {game} state: data is {data.dtype}{list(data.shape)}, "
+            f"expected {np.dtype(dtype)}[{length}]"
+        )
+    return data
+
+
+def state_error(game: str, field: str, index: int | str, value: Any, expected: str) -> ValueError:
+    """The error of an impossible value in a state: names the game, field and index."""
+    return ValueError(f"invalid {game} state: {field} (index {index}) is {value}, {expected}")
+
+
 class LegalDiscrete(gym.spaces.Discrete):
     """A ``Discrete`` space whose ``sample()`` with no mask draws among the env's legal actions.
 
@@ -319,7 +340,9 @@ class PlanningEnv(gym.Env):
 
     def clone_state(self) -> State:
         """An immutable snapshot of the current state (an array copy)."""
-        return State(self.game, self._config, self._state)
+        state = State(self.game, self._config, self._state)
+        object.__setattr__(state, "_valid", True)  # from a checked state; dropped by pickling
+        return state
 
     def restore_state(self, state: State) -> None:
         """Continues exactly from ``state``; a snapshot of another game or size raises."""
@@ -330,7 +353,15 @@ class PlanningEnv(gym.Env):
                 f"cannot restore a {state.game} state with config {state.config} "
                 f"into a {self.game} env with config {self._config}"
             )
-        self._set_state(np.array(state.data, copy=True))
+        data = np.array(state.data, copy=True)
+        if not getattr(state, "_valid", False):
+            self._check_state(data)
+            object.__setattr__(state, "_valid", True)  # a State's data is read-only
+        self._set_state(data)
+
+    def _check_state(self, data: np.ndarray) -> None:
+        """Raises ValueError unless ``data`` is a state the kernel can run from (the game's
+        ``check_state``). Every state that comes from outside the env passes here first."""
 
     def policy(self, name: str | None) -> PolicyFactory:
         """The generic-path playout policy of that name (see the env's docstring for names)."""

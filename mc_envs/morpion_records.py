@@ -94,6 +94,16 @@ def _parse_move(obj: Any, where: str) -> MorpionMove:
     return MorpionMove(obj["x"], obj["y"], obj["dir"], obj["pos"])
 
 
+def _read_text(path: Path) -> str:
+    """The file's text; ValueError naming the file when it cannot be read or is not UTF-8."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: unreadable: not UTF-8 text (byte {e.start})") from None
+
+
 def read_msr(path: str | os.PathLike) -> MorpionRecord:
     """Reads an MSR JSON record.
 
@@ -102,14 +112,20 @@ def read_msr(path: str | os.PathLike) -> MorpionRecord:
     """
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(_read_text(path))
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: line {e.lineno}: invalid JSON: {e.msg}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: invalid JSON: nested too deeply") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("moves"), list):
         raise ValueError(f"{path}: not an MSR record (expected an object with a 'moves' list)")
     variant = doc.get("variant")
     if variant is not None and variant not in rules.VARIANTS:
         raise ValueError(f"{path}: unsupported variant {variant!r}; only 5D and 5T are supported")
+    for key in ("score", "available_moves"):
+        v = doc.get(key)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise ValueError(f"{path}: {key!r} must be an integer >= 0, got {v!r}")
     moves = [_parse_move(m, f"{path}: move {i}") for i, m in enumerate(doc["moves"], 1)]
     meta = {k: v for k, v in doc.items() if k not in ("moves", "variant")}
     return MorpionRecord(variant, moves, meta)
@@ -144,7 +160,7 @@ def read_pentasol(path: str | os.PathLike) -> MorpionRecord:
     variant = None
     ref: tuple[int, int] | None = None
     moves: list[MorpionMove] = []
-    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, raw in enumerate(_read_text(path).splitlines(), 1):
         line = raw.strip()
         if not line:
             continue
@@ -157,13 +173,15 @@ def read_pentasol(path: str | os.PathLike) -> MorpionRecord:
             m = _REF.match(line)
             if not m:
                 raise ValueError(
-                    f"{path}: line {lineno}: expected the reference dot '(X,Y)', got {raw!r}"
+                    f"{path}: line {lineno}: expected the reference dot '(X,Y)', got {raw[:80]!r}"
                 )
             ref = (int(m.group(1)), int(m.group(2)))
             continue
         m = _MOVE.match(line)
         if not m:
-            raise ValueError(f"{path}: line {lineno}: expected a move '(x,y) D k', got {raw!r}")
+            raise ValueError(
+                f"{path}: line {lineno}: expected a move '(x,y) D k', got {raw[:80]!r}"
+            )
         k = int(m.group(4))
         if not -2 <= k <= 2:
             raise ValueError(f"{path}: line {lineno}: offset {k} is outside -2..2")
@@ -201,10 +219,7 @@ def write_pentasol(
 def read_record(path: str | os.PathLike) -> MorpionRecord:
     """Reads an MSR JSON or a PentaSol record (JSON when the file starts with ``{``)."""
     path = Path(path)
-    try:
-        head = path.read_text(encoding="utf-8").lstrip()[:1]
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not a text file") from None
+    head = _read_text(path).lstrip()[:1]
     return read_msr(path) if head == "{" else read_pentasol(path)
 
 

@@ -9,6 +9,8 @@ rename), so a reader never sees half a record. Records are plain JSON: never pic
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
+import inspect
 import json
 import os
 import tempfile
@@ -80,11 +82,14 @@ def write_record(path: str | os.PathLike, record: dict) -> None:
 
 
 def read_record(path: str | os.PathLike) -> dict:
-    """Reads and checks the shape of a solution record.
+    """Reads and checks a solution record: its shape, and that it names an env of this package
+    with keyword arguments that env accepts.
 
     Raises:
-        RecordError: unreadable file, invalid JSON (with line and column), wrong format, a missing
-            or mistyped field, or an env id that is not registered.
+        RecordError: unreadable file (missing, a folder, binary or not UTF-8), invalid JSON (with
+            line and column), wrong format or a newer version, a missing or mistyped field (with
+            the index of a bad action), an env id outside ``mc_envs/``, or an unknown or mistyped
+            env keyword.
     """
     import gymnasium as gym
 
@@ -92,30 +97,98 @@ def read_record(path: str | os.PathLike) -> dict:
 
     name = str(path)
     try:
-        text = Path(path).read_text()
+        raw = Path(path).read_bytes()
     except OSError as exc:
         raise RecordError(f"{name}: cannot read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{name}: unreadable: not UTF-8 text (byte {exc.start})") from None
     try:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(
             f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
         ) from None
+    except RecursionError:
+        raise RecordError(f"{name}: not valid JSON: nested too deeply") from None
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         raise RecordError(f'{name}: not an mc-envs solution record (no "format": "{FORMAT}")')
     for key in REQUIRED:
         if key not in record:
             raise RecordError(f"{name}: missing field {key!r}")
+    version = record.get("version", VERSION)
+    if not _is_int(version) or not 1 <= version <= VERSION:
+        raise RecordError(
+            f"{name}: field 'version' is {version!r}; this mc-envs reads versions 1..{VERSION}"
+        )
+    env_id = record["env_id"]
+    if (
+        not isinstance(env_id, str)
+        or not env_id.startswith("mc_envs/")
+        or env_id not in gym.registry
+    ):
+        raise RecordError(f"{name}: field 'env_id': unknown env {env_id!r} (not an mc_envs/ id)")
     if not isinstance(record["env_kwargs"], dict):
         raise RecordError(f"{name}: field 'env_kwargs' must be an object")
+    _check_env_kwargs(name, env_id, record["env_kwargs"])
     actions = record["actions"]
-    if not isinstance(actions, list) or not all(
-        isinstance(a, int) and not isinstance(a, bool) for a in actions
-    ):
+    if not isinstance(actions, list):
         raise RecordError(f"{name}: field 'actions' must be a list of integers")
-    if record["env_id"] not in gym.registry:
-        raise RecordError(f"{name}: unknown env {record['env_id']!r}")
+    for i, a in enumerate(actions):
+        if not _is_int(a):
+            raise RecordError(
+                f"{name}: field 'actions' must be a list of integers: index {i} is {a!r}"
+            )
+    score = record["score"]
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or score != score:
+        raise RecordError(f"{name}: field 'score' must be a number, got {score!r}")
+    seed = record.get("reset_seed")
+    if seed is not None and (not _is_int(seed) or seed < 0):
+        raise RecordError(
+            f"{name}: field 'reset_seed' must be null or an integer >= 0, got {seed!r}"
+        )
     return record
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# The JSON types a record may give for each annotation word of an env's keyword argument.
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "float": (int, float),
+    "str": (str,),
+    "bool": (bool,),
+    "None": (type(None),),
+    "np.ndarray": (list,),
+}
+
+
+def _check_env_kwargs(name: str, env_id: str, kwargs: dict) -> None:
+    """Refuses keywords the env's constructor does not take, and values of the wrong JSON type."""
+    import gymnasium as gym
+
+    entry = gym.spec(env_id).entry_point
+    module, _, cls_name = str(entry).partition(":")
+    cls = getattr(importlib.import_module(module), cls_name)
+    params = inspect.signature(cls).parameters
+    for key, value in kwargs.items():
+        if key not in params or key == "render_mode":
+            allowed = sorted(k for k in params if k != "render_mode")
+            raise RecordError(
+                f"{name}: field 'env_kwargs': {env_id} takes no {key!r} (it takes {allowed})"
+            )
+        words = str(params[key].annotation).replace(" ", "").split("|")
+        if not all(w in _JSON_TYPES for w in words):
+            continue  # an object or callable argument: the env itself checks it
+        types = tuple(t for w in words for t in _JSON_TYPES[w])
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
+            raise RecordError(
+                f"{name}: field 'env_kwargs' key {key!r}: {value!r} is not a "
+                f"{params[key].annotation}"
+            )
 
 
 @dataclass(frozen=True)
@@ -145,10 +218,17 @@ def replay_env(record: dict, render_mode: str | None = None) -> Any:
 
 
 def verify_record(record: dict) -> Verdict:
-    """Replays a record from its start and compares the score."""
+    """Replays a record from its start and compares the score.
+
+    Raises:
+        RecordError: the env refuses the record's keyword arguments (a bad board, position ...).
+    """
     from mc_envs.core import IllegalActionError
 
-    env = replay_env(record)
+    try:
+        env = replay_env(record)
+    except (TypeError, ValueError) as exc:
+        raise RecordError(f"field 'env_kwargs': {record['env_id']} refuses them: {exc}") from None
     base = env.unwrapped
     for i, action in enumerate(record["actions"], start=1):
         try:

@@ -168,6 +168,8 @@ def test_ctrl_c_saves_the_best_record_and_exits_130(tmp_path):
             "1",
             "--level",
             "4",
+            "--time",
+            "120",
             "--quiet",
             "--out",
             str(out),
@@ -175,7 +177,8 @@ def test_ctrl_c_saves_the_best_record_and_exits_130(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        # a shell that starts pytest in the background makes its children ignore SIGINT
+        # a shell that starts pytest in the background makes its children ignore SIGINT: the
+        # child gets the default action back, which Python turns into KeyboardInterrupt
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:

@@ -1,14 +1,16 @@
 """NMCS: known answers, compiled and generic paths agreeing, budgets, anytime stops."""
 
 import _thread
+import signal
 import threading
+import time
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
 import mc_envs  # noqa: F401
-from agents import NMCS
+from agents import NMCS, NRPA
 from mc_envs.envs.samegame import SameGameEnv
 
 
@@ -151,16 +153,44 @@ def test_a_time_limit_stops_a_long_search():
     assert replayed_score(env, result.actions) == result.score
 
 
+def interrupt_once_started(search):
+    """Runs ``search(callback)`` and sends it a Ctrl-C 0.3 s after its first progress report.
+
+    Python's SIGINT handler is installed for the call, since a shell that starts the tests in the
+    background makes them ignore SIGINT (then ``interrupt_main`` does nothing); an interrupt that
+    lands outside the search fails the test instead of stopping pytest.
+    """
+    started, done = threading.Event(), threading.Event()
+
+    def fire():
+        if started.wait(120):
+            time.sleep(0.3)
+            if not done.is_set():
+                _thread.interrupt_main()
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    thread = threading.Thread(target=fire, daemon=True)
+    thread.start()
+    try:
+        result = search(lambda progress: started.set())
+        done.set()
+        thread.join()
+    except KeyboardInterrupt:
+        pytest.fail("the interrupt landed outside the search")
+    finally:
+        done.set()
+        signal.signal(signal.SIGINT, previous)
+    return result
+
+
 @pytest.mark.parametrize("compiled", [True, False])
 def test_ctrl_c_returns_the_best_so_far(compiled):
     env = gym.make("mc_envs/SameGame-v0", position=2).unwrapped
     env.reset()
     NMCS(level=1, compiled=compiled).search(env, playouts=1)  # compile first
-    timer = threading.Timer(0.3, _thread.interrupt_main)
-    timer.start()
-    result = NMCS(level=4, seed=0, compiled=compiled).search(env)
-    timer.join()
-    assert result.stopped == "interrupt" and result.score > 0
+    agent = NMCS(level=4, seed=0, compiled=compiled)
+    result = interrupt_once_started(lambda cb: agent.search(env, time_limit=60, callback=cb))
+    assert result.stopped == "interrupt" and result.score > 0 and result.seconds < 30
     assert replayed_score(env, result.actions) == result.score
 
 
@@ -190,3 +220,13 @@ def test_a_custom_policy_runs_on_the_generic_path():
     assert replayed_score(env, result.actions) == result.score > 0
     again = NMCS(level=1, seed=0, policy=first_group).search(env)
     assert (again.score, again.actions) == (result.score, result.actions)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_budgeted_search_from_a_finished_game_returns_at_once(compiled):
+    env = gym.make("mc_envs/SameGame-v0", board="01\n10").unwrapped
+    env.reset()
+    assert len(env.legal_actions()) == 0
+    for agent in (NMCS(level=1, compiled=compiled), NRPA(level=1, compiled=compiled)):
+        result = agent.search(env, playouts=3)
+        assert (result.score, result.actions, result.stopped) == (env.score, [], "complete")

@@ -35,6 +35,9 @@ class _TreeEnv(PlanningEnv):
     def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
         return rules.new_state(self._kind, self.depth)
 
+    def _check_state(self, data: np.ndarray) -> None:
+        rules.check_state(data, self._config, self._kind)
+
     def _observation(self) -> np.ndarray:
         return self._state[[rules.MOVES, rules.COUNT]].copy()
 

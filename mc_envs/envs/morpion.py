@@ -7,6 +7,7 @@ from gymnasium import spaces
 
 from mc_envs.core import LegalDiscrete, PlanningEnv
 from mc_envs.games import morpion as rules
+from mc_envs.games.morpion_check import check_state
 
 
 class MorpionSolitaireEnv(PlanningEnv):
@@ -96,6 +97,9 @@ class MorpionSolitaireEnv(PlanningEnv):
 
     def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
         return rules.initial_state(self.variant, self.size)
+
+    def _check_state(self, data: np.ndarray) -> None:
+        check_state(data, self._config)
 
     def _observation(self) -> np.ndarray:
         return rules.planes(self._state)

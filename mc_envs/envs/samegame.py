@@ -11,6 +11,7 @@ from gymnasium import spaces
 
 from mc_envs.core import Kernel, LegalDiscrete, PlanningEnv, PolicyFactory
 from mc_envs.games import samegame as sg
+from mc_envs.games.samegame_check import check_state
 
 
 def _kernel(rows: int, cols: int) -> Kernel:
@@ -124,9 +125,7 @@ class SameGameEnv(PlanningEnv):
                 raise ValueError(f"position must be 1..{len(positions)}, got {position!r}")
             self._fixed = positions[position]
         elif board is not None:
-            self._fixed = sg.parse_board(board) if isinstance(board, str) else np.asarray(board)
-            if self._fixed.ndim != 2 or self._fixed.min() < 0:
-                raise ValueError("board must be a 2-D array of colours (0 = empty, 1..k)")
+            self._fixed = sg.parse_board(board) if isinstance(board, str) else sg.board_array(board)
         if self._fixed is not None:
             rows, cols = self._fixed.shape
             colors = max(int(self._fixed.max()), 1)
@@ -150,6 +149,9 @@ class SameGameEnv(PlanningEnv):
         else:
             board = self.np_random.integers(1, self.colors + 1, size=(self.rows, self.cols))
         return sg.new_state(board, self.colors, self.penalty)
+
+    def _check_state(self, data: np.ndarray) -> None:
+        check_state(data, self._config)
 
     def _observation(self) -> np.ndarray:
         return sg.board_of(self._state).astype(np.int8)

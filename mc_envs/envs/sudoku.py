@@ -9,6 +9,7 @@ from gymnasium import spaces
 
 from mc_envs.core import Chooser, LegalDiscrete, PlanningEnv, PolicyFactory
 from mc_envs.games import sudoku as rules
+from mc_envs.games.sudoku_check import check_state
 from mc_envs.rng import Rng
 
 
@@ -139,6 +140,9 @@ class SudokuEnv(PlanningEnv):
         else:
             grid = rules.generate(self.size, self.empty_fraction, self.np_random)
         return rules.new_state(grid, self.branching)
+
+    def _check_state(self, data: np.ndarray) -> None:
+        check_state(data, self._config)
 
     def _observation(self) -> np.ndarray:
         return rules.grid_of(self._state).astype(np.int8)

@@ -64,6 +64,9 @@ class TwoPlayerEnv(PlanningEnv):
                 self._opponent_move()
         return self._observation(), self._info()
 
+    def _check_state(self, data: np.ndarray) -> None:
+        self.rules.check_state(data, self._config)
+
     def _observation(self) -> np.ndarray:
         return self.rules.planes(self._state)
 

@@ -29,7 +29,7 @@ from math import comb
 import numpy as np
 
 from mc_envs._numba import njit
-from mc_envs.core import Kernel
+from mc_envs.core import Kernel, check_layout, state_error
 from mc_envs.rng import rng_below
 
 DEPTH, MOVES, COUNT, ON_PATH, KIND = range(5)
@@ -53,6 +53,31 @@ def new_state(game: str, depth: int) -> np.ndarray:
     state = np.zeros(LENGTH, dtype=np.int64)
     state[DEPTH], state[ON_PATH], state[KIND] = depth, 1, KINDS[game]
     return state
+
+
+_FIELDS = ("depth", "moves played", "count", "on path", "kind")
+
+
+def check_state(data: np.ndarray, config: tuple, game: str | None = None) -> None:
+    """Raises ValueError, naming the field and index, unless ``data`` is a state of a depth
+    ``config[0]`` tree (of ``game``, ``"leftmove"`` or ``"leftmostpath"``, when given)."""
+    (depth,) = config
+    s = check_layout(data, "binary tree", np.int64, LENGTH).tolist()
+    moves = s[MOVES]
+    kinds = [KINDS[game]] if game is not None else sorted(KINDS.values())
+    expected = (
+        (DEPTH, s[DEPTH] == depth, f"expected {depth}"),
+        (KIND, s[KIND] in kinds, f"expected one of {kinds}"),
+        (MOVES, 0 <= moves <= depth, f"expected 0..{depth}"),
+        (ON_PATH, s[ON_PATH] in (0, 1), "expected 0 or 1"),
+        (COUNT, 0 <= s[COUNT] <= moves, f"expected 0..{moves} (the moves played)"),
+        (ON_PATH, s[ON_PATH] == 1 or moves > 0, "expected 1 before the first move"),
+        (COUNT, not s[ON_PATH] or s[COUNT] == moves, f"expected {moves}: no right move yet"),
+        (COUNT, s[ON_PATH] or s[COUNT] < moves, f"expected < {moves}: a right move was played"),
+    )
+    for index, ok, why in expected:
+        if not ok:
+            raise state_error("binary tree", _FIELDS[index], index, s[index], why)
 
 
 @njit(cache=True, nogil=True)

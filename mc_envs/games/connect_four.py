@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from mc_envs._numba import njit
-from mc_envs.core import Kernel
+from mc_envs.core import Kernel, check_layout, state_error
 from mc_envs.games.two_player import (
     MOVES,
     OVER,
@@ -38,6 +38,7 @@ from mc_envs.games.two_player import (
     RESULT,
     STONES0,
     STONES1,
+    check_header,
     player,
     returns,
     score,
@@ -153,6 +154,32 @@ KERNEL = Kernel(
 BITS = np.array(
     [[c * 7 + (ROWS - 1 - r) for c in range(COLS)] for r in range(ROWS)], dtype=np.int64
 )
+
+
+VALID = sum(0x3F << (7 * c) for c in range(COLS))  # every cell bit, no sentinel
+
+
+def _four(b: int) -> bool:
+    for shift in (1, 7, 6, 8):
+        m = b & (b >> shift)
+        if m & (m >> (2 * shift)):
+            return True
+    return False
+
+
+def check_state(data: np.ndarray, config: tuple = ()) -> None:
+    """Raises ValueError, naming the field and index, unless ``data`` is a position whose stones
+    rest on each other, with heights, counts and end flags that follow from them."""
+    s = check_layout(data, "ConnectFour", np.int64, LENGTH).tolist()
+    check_header("ConnectFour", s, ROWS * COLS, VALID, (_four(s[STONES0]), _four(s[STONES1])))
+    both = s[STONES0] | s[STONES1]
+    for c in range(COLS):
+        h = s[HEIGHT + c]
+        if not 0 <= h <= ROWS or (both >> (7 * c)) & 0x7F != (1 << h) - 1:
+            column = bin((both >> (7 * c)) & 0x7F)
+            raise state_error(
+                "ConnectFour", f"height of column {c}", HEIGHT + c, h, f"stones {column}"
+            )
 
 
 def board_of(state: np.ndarray) -> np.ndarray:

@@ -463,6 +463,31 @@ def parse_board(text: str, *, source: str = "<board>") -> np.ndarray:
     return np.array(rows, dtype=np.int32)
 
 
+def board_array(board: object, *, source: str = "board") -> np.ndarray:
+    """A board given as an array-like: checked to be 1..64 x 1..64 integers in 0..9 (0 = empty).
+
+    Raises:
+        ValueError: naming the source and the first bad cell (row, column) or the bad shape.
+    """
+    try:
+        array = np.asarray(board)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{source}: not an array of colours ({exc})") from None
+    if array.ndim != 2 or not (1 <= array.shape[0] <= 64 and 1 <= array.shape[1] <= 64):
+        raise ValueError(
+            f"{source}: expected rows x cols colours (1..64 each), got shape {array.shape}"
+        )
+    if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+        raise ValueError(f"{source}: expected integer colours, got dtype {array.dtype}")
+    bad = (array < 0) | (array > 9) | (array != np.round(array))
+    if bad.any():
+        r, c = (int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{source}: row {r}, col {c} is {array[r, c]!r}, expected 0..9 (0 = empty)"
+        )
+    return array.astype(np.int32)
+
+
 def format_board(board: np.ndarray) -> str:
     """The text form of a board (the inverse of :func:`parse_board`)."""
     return "\n".join("".join("." if v == 0 else str(v - 1) for v in row) for row in board)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from mc_envs._numba import njit
-from mc_envs.core import Kernel
+from mc_envs.core import Kernel, check_layout
 from mc_envs.games.two_player import (
     MOVES,
     OVER,
@@ -32,6 +32,7 @@ from mc_envs.games.two_player import (
     RESULT,
     STONES0,
     STONES1,
+    check_header,
     player,
     returns,
     score,
@@ -127,6 +128,13 @@ KERNEL = Kernel(
     player=player,
     returns=returns,
 )
+
+
+def check_state(data: np.ndarray, config: tuple = ()) -> None:
+    """Raises ValueError, naming the field and index, unless ``data`` is a reachable position."""
+    s = check_layout(data, "TicTacToe", np.int64, LENGTH).tolist()
+    won = tuple(any(s[i] & line == line for line in LINES.tolist()) for i in (STONES0, STONES1))
+    check_header("TicTacToe", s, CELLS, FULL, won)
 
 
 def board_of(state: np.ndarray) -> np.ndarray:

@@ -10,9 +10,46 @@ from __future__ import annotations
 import numpy as np
 
 from mc_envs._numba import instantiate, njit
+from mc_envs.core import state_error
 from mc_envs.rng import rng_below
 
 STONES0, STONES1, PLAYER, MOVES, OVER, RESULT = range(6)
+_FIELDS = ("stones of player 0", "stones of player 1", "player", "moves", "over", "result")
+
+
+def check_header(game: str, s: list[int], cells: int, valid: int, won: tuple[bool, bool]) -> None:
+    """Checks the shared header of a two-player state (as a list): stones within the ``valid``
+    bits and disjoint, player and move count following from the stone counts (player 0 first),
+    and the end flags matching ``won`` (whether each player has a winning line) and a full board.
+
+    Raises:
+        ValueError: naming the field and index of the first inconsistency.
+    """
+    for i in (STONES0, STONES1):
+        if s[i] < 0 or s[i] & ~valid:
+            raise state_error(game, _FIELDS[i], i, hex(s[i]), f"expected bits within {hex(valid)}")
+    if s[STONES0] & s[STONES1]:
+        raise state_error(
+            game, _FIELDS[STONES1], STONES1, hex(s[STONES1]), "shares cells with player 0"
+        )
+    n0, n1 = bin(s[STONES0]).count("1"), bin(s[STONES1]).count("1")
+    if n0 - n1 not in (0, 1):
+        raise state_error(
+            game, _FIELDS[STONES0], STONES0, f"{n0} stones", f"against {n1}: impossible"
+        )
+    if s[PLAYER] != n0 - n1:
+        raise state_error(game, "player", PLAYER, s[PLAYER], f"expected {n0 - n1} from the stones")
+    if s[MOVES] != n0 + n1:
+        raise state_error(game, "moves", MOVES, s[MOVES], f"expected {n0 + n1} stones on the board")
+    if all(won) or (won[0] and n0 == n1) or (won[1] and n0 != n1):
+        raise state_error(
+            game, "result", RESULT, s[RESULT], f"impossible: wins {won} after {n0}+{n1} moves"
+        )
+    over = int(any(won) or n0 + n1 == cells)
+    result = 1 if won[0] else -1 if won[1] else 0
+    if s[OVER] != over or s[RESULT] != result:
+        i = OVER if s[OVER] != over else RESULT
+        raise state_error(game, _FIELDS[i], i, s[i], f"expected {(over, result)[i - OVER]}")
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,88 @@
+"""Checks of the command line's input and output, so that a bad value or path is one line on
+stderr (exit status 2) before any search starts, and a finished search's record is never lost."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+class UsageError(Exception):
+    """Bad command-line input: printed as one line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr (exit status 2), not the usage."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"error: {self.prog}: {message}\n")
+
+
+def _number(kind: type, low: float, strict: bool) -> Any:
+    """An argparse type: a ``kind`` number above ``low`` (or at least ``low`` when not strict)."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value != value or (value <= low if strict else value < low) or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text} must be {'>' if strict else '>='} {low:g}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+POSITIVE_INT, POSITIVE_FLOAT, NATURAL = (
+    _number(int, 0, True),
+    _number(float, 0, True),
+    _number(int, 0, False),
+)
+
+
+def read_input(path: Path, option: str) -> str:
+    """The text of an input file given on the command line; UsageError naming it otherwise."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{option} {path}: unreadable: not UTF-8 text (byte {exc.start})"
+        ) from None
+
+
+def check_writable(path: Path, option: str) -> None:
+    """Makes sure a file can be written there, before a long search: UsageError otherwise."""
+    import tempfile
+
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".probe"):
+            pass
+        if path.exists() and not os.access(path, os.W_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write there: {exc.strerror or exc}") from None
+
+
+def save_elsewhere(out: Path, record: dict, exc: OSError) -> int:
+    """Writes a record that could not go to ``--out`` into the temporary folder; exit status 1."""
+    import tempfile
+
+    from mc_envs.records import write_record
+
+    fallback = Path(tempfile.gettempdir()) / f"mc-envs-{os.getpid()}-{out.name}"
+    write_record(fallback, record)
+    print(
+        f"error: --out {out}: cannot write: {exc.strerror or exc}; record saved to {fallback} "
+        f"(score {record['score']:g})",
+        file=sys.stderr,
+    )
+    return 1
