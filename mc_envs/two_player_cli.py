@@ -105,11 +105,11 @@ def play_terminal(
     env = gym.make(game_id(game), render_mode="ansi").unwrapped
     env.reset(seed=seed)
     agent = make_agent(vs, seed=seed, iterations=iterations, time_limit=time)
-    hint = "a cell 0-8 (row * 3 + col)" if env.game == "TicTacToe" else "a column 0-6"
     while len(env.legal_actions()):
         print(env.render(), file=out)
         if env.current_player == human_player:
-            text = input_fn(f"your move ({hint}, q to quit): ").strip()
+            moves = " ".join(f"{a}={env.action_to_string(a)}" for a in env.legal_actions())
+            text = input_fn(f"your move ({moves}; q to quit): ").strip()
             if text.lower() in ("q", "quit", "exit"):
                 print("bye", file=out)
                 return -1.0
@@ -120,7 +120,8 @@ def play_terminal(
             continue
         start = _time.perf_counter()
         a = agent.act(env)
-        print(f"{vs} plays {a} ({_time.perf_counter() - start:.2f} s)", file=out)
+        move = env.action_to_string(a)
+        print(f"{vs} plays {a} = {move} ({_time.perf_counter() - start:.2f} s)", file=out)
         env.step(a)
     print(env.render(), file=out)
     r = float(env.returns()[human_player])

@@ -56,8 +56,9 @@ class Replay:
             try:
                 env.step(int(a))
             except IllegalActionError as exc:
+                move = f"action {a}" + (f", {exc.move}" if exc.move else "")
                 raise ValueError(
-                    f"{self.title}: move {i} (action {a}) is illegal: {exc.reason}"
+                    f"{self.title}: move {i} ({move}) is illegal: {exc.reason}"
                 ) from None
             self.states.append(env.clone_state())
             self.scores.append(float(env.score))
@@ -81,23 +82,8 @@ class Replay:
         return text
 
     def move_name(self, action: int) -> str:
-        """A readable name of an action (Morpion: MSR ``x,y dir pos``)."""
-        env = self.env
-        if env.game == "MorpionSolitaire":
-            x, y, d, pos = env.move_of(action)
-            return f"({x},{y}) {d} {pos}"
-        if env.game == "SameGame":
-            r, c = divmod(int(action), env.cols)
-            return f"group at row {r}, col {c}"
-        if env.game == "Sudoku":
-            cell, v = divmod(int(action), env.size)
-            r, c = divmod(cell, env.size)
-            return f"row {r + 1}, col {c + 1} = {v + 1}"
-        if env.game == "ConnectFour":
-            return f"column {action}"
-        if env.game in ("LeftMove", "LeftmostPath"):
-            return "left" if action == 0 else "right"
-        return f"action {action}"
+        """The action in the game's notation (``env.action_to_string``)."""
+        return self.env.action_to_string(int(action))
 
 
 def _morpion_crop(replay: Replay, theme: Any) -> tuple[int, int, int, int]:

@@ -94,6 +94,10 @@ class TwoPlayerEnv(PlanningEnv):
         r = float(self._state[self.rules.RESULT])
         return r if mover == 0 else -r
 
+    def action_to_string(self, action: int) -> str:
+        """The move as its cell (Tic-Tac-Toe ``"r1c1"``) or column (Connect Four ``"col 3"``)."""
+        return self.rules.action_to_string(self._state, action)
+
     def step(self, action: Any):
         """Plays ``action`` for the player to move (and the opponent's answer, if there is one).
 

@@ -521,3 +521,12 @@ def generate(size: int, empty_fraction: float, np_random: np.random.Generator) -
     )
     grid[holes] = 0
     return grid.reshape(size, size)
+
+
+def action_to_string(state: np.ndarray, action: int) -> str:
+    """The move in Sudoku notation, rows and columns from 1: ``"r3c4=7"`` (16x16: values 1-9 then
+    A-G)."""
+    n = int(state[SIZE])
+    cell, v = divmod(int(action), n)
+    r, c = divmod(cell, n)
+    return f"r{r + 1}c{c + 1}={SYMBOLS[v]}"
