@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from render import require_pygame
+from render._pygame import require_pygame
 
 SLIDER_HEIGHT = 28
 MIN_WIDTH = 360
@@ -35,7 +35,8 @@ class Replay:
         actions: the moves, as env actions.
         title: a short description (file name, game, recorded score).
         recorded_score: the score the file claims, if any.
-        crop: for Morpion, the board area (pixels ``x, y, w, h``) that the whole game uses.
+        crop: the board area (pixels ``x, y, w, h``) that the whole game uses, for games whose
+            drawing module has ``crop`` (Morpion), else None.
     """
 
     env: Any
@@ -86,25 +87,6 @@ class Replay:
         return self.env.action_to_string(int(action))
 
 
-def _morpion_crop(replay: Replay, theme: Any) -> tuple[int, int, int, int]:
-    from mc_envs.games import morpion as rules
-
-    env = replay.env
-    state = replay.states[-1].data
-    c = theme.cell["morpion"]
-    x0, y0 = max(int(state[rules.H_X0]) - 2, 0), max(int(state[rules.H_Y0]) - 2, 0)
-    x1, y1 = (
-        min(int(state[rules.H_X1]) + 2, env.size - 1),
-        min(int(state[rules.H_Y1]) + 2, env.size - 1),
-    )
-    w, h = (x1 - x0 + 1) * c, (y1 - y0 + 1) * c
-    if w < MIN_WIDTH:  # room for the status line
-        extra = (MIN_WIDTH - w + c - 1) // c
-        x0 = max(0, x0 - (extra + 1) // 2)
-        w = min(MIN_WIDTH, env.size * c - x0 * c)
-    return x0 * c, y0 * c, w, h
-
-
 def load(
     path: str | os.PathLike, *, theme: Any = None, crop: bool = True, variant: str | None = None
 ) -> Replay:
@@ -116,6 +98,7 @@ def load(
     Raises:
         ValueError: the file is neither, or a move is illegal (naming the move).
     """
+    from render.draw import module_for
     from render.theme import default_theme
 
     theme = theme or default_theme()
@@ -144,8 +127,9 @@ def load(
             )
     if record is None:
         replay = _load_morpion(path, variant)
-    if crop and replay.env.game == "MorpionSolitaire":
-        replay.crop = _morpion_crop(replay, theme)
+    crop_of = getattr(module_for(replay.env), "crop", None) if crop else None
+    if crop_of is not None:
+        replay.crop = crop_of(replay.env, replay.states[-1].data, theme, MIN_WIDTH)
     return replay
 
 

@@ -105,7 +105,7 @@ def default_theme() -> Theme:
 @lru_cache(maxsize=32)
 def font(size: int) -> Any:
     """pygame's default font at ``size`` pixels (cached; pygame must be importable)."""
-    from render import require_pygame
+    from render._pygame import require_pygame
 
     pygame = require_pygame()
     return pygame.font.Font(None, size)
