@@ -22,20 +22,6 @@ import render.draw as controls
 from render._pygame import require_pygame
 from render.ui import UiState
 
-# command-line name -> (entry point, kwargs for play)
-GAMES: dict[str, tuple[str, dict]] = {
-    "samegame": ("mc_envs.envs.samegame:SameGameEnv", {}),
-    "morpion5d": ("mc_envs.envs.morpion:MorpionSolitaireEnv", {"variant": "5D"}),
-    "morpion5t": ("mc_envs.envs.morpion:MorpionSolitaireEnv", {"variant": "5T"}),
-    "sudoku": ("mc_envs.envs.sudoku:SudokuEnv", {"size": 9, "branching": "all"}),
-    "sudoku16": ("mc_envs.envs.sudoku:SudokuEnv", {"size": 16, "branching": "all"}),
-    "tictactoe": ("mc_envs.envs.tictactoe:TicTacToeEnv", {}),
-    "connect4": ("mc_envs.envs.connect_four:ConnectFourEnv", {}),
-    "leftmove": ("mc_envs.envs.abstract:LeftMoveEnv", {}),
-    "leftmostpath": ("mc_envs.envs.abstract:LeftmostPathEnv", {}),
-}
-ALIASES = {"connect_four": "connect4", "connectfour": "connect4", "morpion": "morpion5d"}
-
 SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("mouse", "play (see the game's rule in the status bar)"),
     ("u, Ctrl+Z, Backspace", "undo"),
@@ -50,34 +36,30 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
 
 
 def make_env(game: str, **kwargs: Any) -> Any:
-    """The unwrapped env of a command-line game name, with play's defaults (Sudoku: every cell
-    can be filled, ``branching="all"``) overridden by ``kwargs``."""
+    """The unwrapped env of a command-line game name (:data:`mc_envs.registry.GAMES`), with
+    play's defaults (Sudoku: every cell can be filled, ``branching="all"``) overridden by
+    ``kwargs``."""
     from importlib import import_module
 
-    name = ALIASES.get(game, game)
-    if name not in GAMES:
-        raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
-    entry, defaults = GAMES[name]
-    module, cls = entry.split(":")
-    return getattr(import_module(module), cls)(**{**defaults, **kwargs})
+    from mc_envs.registry import find
+
+    g = find(game)
+    module, cls = g.entry_point.split(":")
+    return getattr(import_module(module), cls)(**{**g.kwargs, **g.cli, **g.play, **kwargs})
 
 
 def make_opponent(spec: str | None, seed: int = 0) -> Any:
-    """An agent with ``act(env)`` for ``--vs``: ``"uct"`` / ``"uct-<preset>"``, ``"puct"``,
-    ``"random"``, or None (two people at one mouse). UCT falls back to random if unavailable."""
+    """An agent with ``act(env)`` for ``--vs`` (:func:`agents.specs.parse`), or None for
+    ``None``, ``"none"`` or ``"human"`` (two people at one mouse).
+
+    Raises:
+        ValueError: an unknown spec, naming the known ones.
+    """
     if spec in (None, "", "none", "human"):
         return None
-    import agents
+    from agents.specs import parse
 
-    if spec == "random":
-        return agents.RandomAgent(seed=seed)
-    kind, _, preset = spec.partition("-")
-    cls = getattr(agents, kind.upper(), None)
-    if cls is None:
-        return agents.RandomAgent(seed=seed)
-    if hasattr(cls, "from_preset"):
-        return cls.from_preset(preset or "medium", seed=seed)
-    return cls(seed=seed)
+    return parse(spec, seed=seed)
 
 
 @dataclass

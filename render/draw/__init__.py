@@ -26,30 +26,18 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+from mc_envs.registry import drawing_of
 from render._pygame import require_pygame
-
-# env.game -> drawing module
-MODULES = {
-    "SameGame": "render.draw.samegame",
-    "MorpionSolitaire": "render.draw.morpion",
-    "Sudoku": "render.draw.sudoku",
-    "LeftMove": "render.draw.abstract",
-    "LeftmostPath": "render.draw.abstract",
-    "TicTacToe": "render.draw.tictactoe",
-    "ConnectFour": "render.draw.connect_four",
-}
 
 
 def module_for(env: Any) -> Any:
-    """The drawing module of an env (by its ``game`` name).
+    """The drawing module of an env: the ``drawing`` of its game in :data:`mc_envs.registry.GAMES`.
 
     Raises:
         ValueError: the game has no drawing.
     """
     game = getattr(getattr(env, "unwrapped", env), "game", None)
-    if game not in MODULES:
-        raise ValueError(f"no drawing for game {game!r}; there are drawings for {sorted(MODULES)}")
-    return import_module(MODULES[game])
+    return import_module(f"render.draw.{drawing_of(game)}")
 
 
 # -- controls -------------------------------------------------------------------------------------
