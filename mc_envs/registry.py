@@ -94,6 +94,8 @@ GAMES: tuple[Game, ...] = (
          "abstract", flags=("depth",), cell={"abstract": 40}),
     Game("leftmostpath", "mc_envs/LeftmostPath-v0", "mc_envs.envs.abstract:LeftmostPathEnv",
          "LeftmostPath", "abstract", flags=("depth",)),
+    Game("weakschur", "mc_envs/WeakSchur-v0", "mc_envs.envs.weak_schur:WeakSchurEnv", "WeakSchur",
+         "weak_schur", flags=("k",), aliases=("weak_schur", "schur"), cell={"weak_schur": 24}),
 )  # fmt: skip
 
 # id -> (entry point, registered kwargs), derived from GAMES: one entry per id.
