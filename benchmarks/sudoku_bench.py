@@ -54,7 +54,7 @@ def run_nmcs(env: gym.Env, level: int, memorize: bool, seed: int, limit: float) 
 
 def run_dfs(env: gym.Env, seed: int, node_limit: int) -> tuple:
     """(solved, seconds, nodes) of randomized depth-first forward checking."""
-    state = env.unwrapped._state
+    state = env.unwrapped.state_view.copy()
     out = np.zeros(256, dtype=np.int64)
     start = time.perf_counter()
     found, nodes, _ = S.dfs(state, rng_state(seed), True, 1, node_limit, out)

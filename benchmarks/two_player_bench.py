@@ -75,7 +75,7 @@ def our_playouts(env_id: str, seconds: float) -> float:
     base = gym.make(env_id).unwrapped
     base.reset(seed=0)
     kernel = base.kernel
-    root = base._state.copy()
+    root = base.state_view.copy()
     ws = kernel.workspace(root)
     seq = np.zeros(kernel.max_moves + 1, dtype=np.int64)
     rng = np.array([12345], dtype=np.uint64)

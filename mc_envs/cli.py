@@ -1,4 +1,8 @@
-"""The ``mc-envs`` command: solve, verify, warmup (and the subcommands later issues add)."""
+"""The ``mc-envs`` command: solve, verify, warmup, play, replay, arena.
+
+Games, their names and their flags come from the games table, :data:`mc_envs.registry.GAMES`.
+The benchmarks are scripts of the source tree (``python benchmarks/NAME.py``), not a subcommand.
+"""
 
 from __future__ import annotations
 
@@ -19,31 +23,49 @@ from mc_envs.cli_input import (
     read_input,
     save_elsewhere,
 )
-
-# game name on the command line -> (env id, kwargs builder)
-GAMES = {
-    "samegame": "mc_envs/SameGame-v0",
-    "morpion5d": "mc_envs/MorpionSolitaire5D-v0",
-    "morpion5t": "mc_envs/MorpionSolitaire5T-v0",
-    "sudoku": "mc_envs/Sudoku-v0",
-    "leftmove": "mc_envs/LeftMove-v0",
-    "leftmostpath": "mc_envs/LeftmostPath-v0",
-}
+from mc_envs.registry import FLAGS, GAMES, Game, find, names
 
 
-def _env_kwargs(args: argparse.Namespace) -> dict:
-    kwargs: dict[str, Any] = {}
-    if args.position is not None:
-        kwargs["position"] = args.position
-    if args.board is not None:
-        kwargs["board"] = read_input(Path(args.board), "--board")
-    if args.size is not None:
-        kwargs["size"] = args.size
-    if args.puzzle is not None:
-        path = Path(args.puzzle)
-        kwargs["puzzle"] = read_input(path, "--puzzle").strip() if path.is_file() else args.puzzle
-    if args.depth is not None:
-        kwargs["depth"] = args.depth
+def _game_name(players: int | None = None) -> Any:
+    """argparse ``type=`` of a game argument: a name or alias of the games table."""
+
+    def parse(text: str) -> str:
+        try:
+            game = find(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if players is not None and game.players != players:
+            raise argparse.ArgumentTypeError(f"{text!r}: choose one of {names(players)}")
+        return game.name
+
+    return parse
+
+
+def _add_flags(parser: argparse.ArgumentParser, players: int | None = None) -> None:
+    """The game flags of the table (``--position``, ``--size`` ...), each naming its games."""
+    for flag, spec in FLAGS.items():
+        users = [g.name for g in GAMES if flag in g.flags and players in (None, g.players)]
+        if users:
+            kind = POSITIVE_INT if spec.kind == "int" else str
+            parser.add_argument(f"--{flag}", type=kind, help=f"{spec.help} ({', '.join(users)})")
+
+
+def _env_kwargs(args: argparse.Namespace, game: Game) -> dict:
+    """The env arguments of the game flags given, over the name's own (``sudoku16``: size 16)."""
+    kwargs: dict[str, Any] = dict(game.cli)
+    for flag, spec in FLAGS.items():
+        value = getattr(args, flag, None)
+        if value is None:
+            continue
+        if flag not in game.flags:
+            takes = " ".join(f"--{f}" for f in game.flags) or "no game flag"
+            raise UsageError(f"--{flag}: {game.name} takes {takes}")
+        if spec.kind == "file":
+            value = read_input(Path(value), f"--{flag}")
+        elif spec.kind == "text":
+            path = Path(value)
+            value = read_input(path, f"--{flag}").strip() if path.is_file() else value
+        kwargs[flag] = value
     return kwargs
 
 
@@ -77,16 +99,18 @@ def cmd_solve(args: argparse.Namespace) -> int:
     import mc_envs  # noqa: F401
     from mc_envs.records import make_record, write_record
 
-    env_id = GAMES[args.game]
+    game = find(args.game)
+    env_id = game.env_id
     out = Path(args.out)
     check_writable(out, "--out")
     if args.resume and args.checkpoint and not Path(args.checkpoint).is_file():
         raise UsageError(f"--resume: no checkpoint file {args.checkpoint}")
     if args.checkpoint:
         check_writable(Path(args.checkpoint), "--checkpoint")
+    env_kwargs = _env_kwargs(args, game)
     try:
-        env_kwargs = _env_kwargs(args)
-        env = gym.make(env_id, **env_kwargs)
+        mode = {"render_mode": "ansi"} if game.until_solved else {}  # to show the end
+        env = gym.make(env_id, **env_kwargs, **mode)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{args.game}: {exc}") from None
     env.reset(seed=args.seed)
@@ -128,8 +152,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if not args.quiet:
         sys.stderr.write(f"solving {env_id} {env_kwargs or ''} with {agent.name} {params}\n")
     time_limit = args.time
-    if args.game == "sudoku" and time_limit is None and args.playouts is None:
-        time_limit = 3600.0  # restart until the grid is solved (max_score), as in the paper
+    if game.until_solved and time_limit is None and args.playouts is None:
+        time_limit = 3600.0  # restart until solved (max_score), as in the paper
     try:
         extra = {}
         if args.checkpoint:
@@ -160,13 +184,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
         f"score {result.score:g} in {len(result.actions)} moves ({result.playouts:,} playouts, "
         f"{result.seconds:.1f} s, stopped: {result.stopped}); record written to {out}"
     )
-    if args.game == "sudoku":
-        from mc_envs.games.sudoku import format_grid
-
+    if game.until_solved:
+        base = env.unwrapped
         for action in result.actions:
-            env.step(action)
-        state = "solved" if env.unwrapped.solved else "not solved"
-        print(f"{state}:\n{format_grid(env.unwrapped.grid)}")
+            base.step(action)
+        state = "solved" if base.score >= base.max_score else "not solved"
+        print(f"{state}:\n{env.render().rstrip()}")
     return 130 if result.stopped == "interrupt" else 0
 
 
@@ -243,14 +266,14 @@ def cmd_warmup(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    game = find(args.game)
+    vs = game.opponent if args.vs is None else args.vs
     if args.terminal:
-        if args.game not in ("tictactoe", "connect4"):
-            raise UsageError(
-                f"--terminal: only tictactoe and connect4 are played in the terminal, not {args.game}"
-            )
+        if game.players != 2:
+            raise UsageError(f"--terminal: only {names(players=2)} are played in the terminal")
         from mc_envs.two_player_cli import play_terminal
 
-        vs = "random" if args.vs == "none" else args.vs
+        vs = "random" if vs == "none" else vs
         play_terminal(
             args.game,
             vs,
@@ -262,16 +285,11 @@ def cmd_play(args: argparse.Namespace) -> int:
         return 0
     from render.play import run
 
-    kwargs: dict[str, Any] = {}
-    if args.position is not None:
-        kwargs["position"] = args.position
-    if args.depth is not None:
-        kwargs["depth"] = args.depth
-    vs = None if args.vs == "none" else args.vs
+    kwargs = _env_kwargs(args, game)
     try:
         return run(
             args.game,
-            vs=vs,
+            vs=None if vs == "none" else vs,
             human_player=1 if args.second else 0,
             seed=args.seed,
             marks=args.marks,
@@ -317,48 +335,15 @@ def cmd_arena(args: argparse.Namespace) -> int:
     return 0
 
 
-BENCHMARKS = {
-    "samegame": "samegame_bench.py",
-    "samegame-standard": "samegame_standard.py",
-    "morpion": "morpion_bench.py",
-    "morpion-records": "morpion_records.py",
-    "sudoku": "sudoku_bench.py",
-    "abstract": "abstract_theory.py",
-    "two-player": "two_player_bench.py",
-    "render": "render_bench.py",
-}
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    import runpy
-
-    script = Path(__file__).resolve().parent.parent / "benchmarks" / BENCHMARKS[args.name]
-    if not script.exists():
-        raise UsageError(
-            f"bench {args.name}: {script} not found (benchmarks ship with the source tree)"
-        )
-    saved, sys.argv = sys.argv, [str(script), *args.args]
-    try:
-        runpy.run_path(str(script), run_name="__main__")
-    finally:
-        sys.argv = saved
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``mc-envs``."""
     parser = Parser(prog="mc-envs", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     solve = sub.add_parser("solve", help="search a puzzle, saving the best record as it improves")
-    solve.add_argument("game", choices=sorted(GAMES))
-    where = solve.add_mutually_exclusive_group()
-    where.add_argument("--position", type=POSITIVE_INT, help="SameGame standard position 1..20")
-    where.add_argument("--board", help="SameGame board file (one row a line, digits)")
+    solve.add_argument("game", type=_game_name(1), help=f"one of {names(players=1)}")
+    _add_flags(solve, players=1)
     solve.add_argument("--seed", type=int, default=None, help="reset seed (random boards, puzzles)")
-    solve.add_argument("--size", type=POSITIVE_INT, help="Sudoku size (9 or 16)")
-    solve.add_argument("--puzzle", help="Sudoku puzzle text or file")
-    solve.add_argument("--depth", type=POSITIVE_INT, help="depth of LeftMove / LeftmostPath")
     solve.add_argument("--algo", default="nmcs", choices=["nmcs", "nrpa", "uct"])
     solve.add_argument("--level", type=NATURAL, default=2)
     solve.add_argument("--policy", default=None, help="playout policy name (default: the game's)")
@@ -397,22 +382,9 @@ def build_parser() -> argparse.ArgumentParser:
     warmup.set_defaults(func=cmd_warmup)
 
     play = sub.add_parser("play", help="play a game with the mouse in a window")
+    play.add_argument("game", type=_game_name(), help=f"one of {names()}")
     play.add_argument(
-        "game",
-        choices=[
-            "samegame",
-            "morpion5d",
-            "morpion5t",
-            "sudoku",
-            "sudoku16",
-            "tictactoe",
-            "connect4",
-            "leftmove",
-            "leftmostpath",
-        ],
-    )
-    play.add_argument(
-        "--vs", default="uct", help="two-player opponent: uct[-preset], puct, random, none"
+        "--vs", help="two-player opponent: an agent spec (uct[-preset], puct, random) or none"
     )
     play.add_argument("--second", action="store_true", help="two-player: let the opponent start")
     play.add_argument(
@@ -425,8 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--time", type=POSITIVE_FLOAT, help="the opponent's seconds per move (terminal)"
     )
     play.add_argument("--seed", type=int, default=0, help="reset seed (random boards, puzzles)")
-    play.add_argument("--position", type=POSITIVE_INT, help="SameGame standard position 1..20")
-    play.add_argument("--depth", type=POSITIVE_INT, help="depth of LeftMove / LeftmostPath")
+    _add_flags(play)
     play.add_argument(
         "--marks",
         default="none",
@@ -446,8 +417,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.set_defaults(func=cmd_replay)
     arena = sub.add_parser("arena", help="two agents play both colours; wins/draws/losses")
-    arena.add_argument("game", choices=["tictactoe", "connect4"])
-    arena.add_argument("agent_a", help="uct[-preset], puct, random, nmcs ...")
+    arena.add_argument("game", type=_game_name(2), help=f"one of {names(players=2)}")
+    arena.add_argument(
+        "agent_a", help="an agent spec: uct[-preset], puct[-preset|-heuristic], random"
+    )
     arena.add_argument("agent_b")
     arena.add_argument("--games", type=POSITIVE_INT, default=20)
     arena.add_argument("--iterations", type=POSITIVE_INT, help="iterations per move of tree agents")
@@ -456,10 +429,6 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
     arena.set_defaults(func=cmd_arena)
 
-    bench = sub.add_parser("bench", help="run a benchmark from the source tree's benchmarks/")
-    bench.add_argument("name", choices=sorted(BENCHMARKS))
-    bench.add_argument("args", nargs=argparse.REMAINDER, help="passed to the benchmark script")
-    bench.set_defaults(func=cmd_bench)
     return parser
 
 

@@ -5,7 +5,8 @@ Every env of the suite is a ``gymnasium.Env`` that also offers, on ``env.unwrapp
 ``clone_state() -> State``, ``restore_state(state)``, ``legal_actions() -> int64 array`` (sorted,
 empty exactly when the game is over), ``action_masks() -> bool array``, ``current_player``,
 ``score`` and ``max_score``. Planners rely on nothing else, so a user's own env that offers these
-works with every agent (the generic path). Built-in envs also carry a :class:`Kernel` of compiled
+works with every agent (the generic path). ``action_to_string(action)`` names a move in the game's
+own notation for people (replay, play, error messages). Built-in envs also carry a :class:`Kernel` of compiled
 rules, which agents use for their compiled search (the fast path).
 """
 
@@ -28,12 +29,15 @@ class IllegalActionError(ValueError):
     Attributes:
         action: the refused action.
         reason: why it was refused.
+        move: the action in the game's notation (``env.action_to_string``), when known.
     """
 
-    def __init__(self, action: Any, reason: str) -> None:
-        super().__init__(f"illegal action {action!r}: {reason}")
+    def __init__(self, action: Any, reason: str, move: str | None = None) -> None:
+        where = f" ({move})" if move else ""
+        super().__init__(f"illegal action {action!r}{where}: {reason}")
         self.action = action
         self.reason = reason
+        self.move = move
 
 
 @dataclass(frozen=True, eq=False)
@@ -255,6 +259,10 @@ class PlanningEnv(gym.Env):
             self._legal_cache = self._out[:n].copy()
         return self._legal_cache
 
+    def action_to_string(self, action: int) -> str:
+        """The move in the game's own notation (see the env's docstring); the number by default."""
+        return str(int(action))
+
     def move_code(self, action: int) -> int:
         """The code of a legal action in the current state (NRPA's policy key); the action by default."""
         if self.kernel.code is None:
@@ -302,7 +310,7 @@ class PlanningEnv(gym.Env):
             raise IllegalActionError(a, "the game is over")
         i = np.searchsorted(legal, a)
         if i == len(legal) or legal[i] != a:
-            raise IllegalActionError(a, self._why_illegal(a))
+            raise IllegalActionError(a, self._why_illegal(a), self.action_to_string(a))
         return a
 
     def _why_illegal(self, action: int) -> str:

@@ -88,7 +88,7 @@ class TwoPlayerAEC(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         base = self.env
-        planes = base.rules.planes(base._state)  # from the mover's side
+        planes = base.rules.planes(base.state_view)  # from the mover's side
         me = self.possible_agents.index(agent)
         mover = base.current_player
         if me != mover:

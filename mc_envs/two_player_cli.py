@@ -6,10 +6,9 @@ Plain functions, no argparse, so scripts and tests call them directly::
     stats = arena("connect4", "uct-hard", "random", games=20)   # prints W/D/L with a 95% interval
     play_terminal("tictactoe", vs="uct", iterations=2000)         # a human game in the terminal
 
-Agent specs (``make_agent``): ``"random"``, ``"uct"`` (1000 iterations unless told), ``"uct-<preset>"``
-(``agents.presets``: beginner, easy, medium, hard, expert, master), ``"puct"``, ``"puct-<preset>"``,
-and for Connect Four ``"puct-heuristic"`` (the heuristic prior). Agents live in ``agents`` and are
-imported only when these functions run.
+Agent specs are those of :mod:`agents.specs` (``"random"``, ``"uct"``, ``"uct-hard"``,
+``"puct-heuristic"`` ...); games are the two-player games of :data:`mc_envs.registry.GAMES`.
+Agents live in ``agents`` and are imported only when these functions run.
 """
 
 from __future__ import annotations
@@ -22,58 +21,37 @@ from typing import Any, TextIO
 
 import gymnasium as gym
 
-GAME_IDS = {
-    "tictactoe": "mc_envs/TicTacToe-v0",
-    "ttt": "mc_envs/TicTacToe-v0",
-    "connect4": "mc_envs/ConnectFour-v0",
-    "connect_four": "mc_envs/ConnectFour-v0",
-    "connectfour": "mc_envs/ConnectFour-v0",
-}
-
 
 def game_id(game: str) -> str:
-    """The env id of a game name (``tictactoe``, ``connect4`` ...) or an id itself.
+    """The env id of a two-player game name (``tictactoe``, ``connect4``, an alias) or id.
 
     Raises:
-        ValueError: an unknown game.
+        ValueError: an unknown game or a puzzle.
     """
-    if game in GAME_IDS.values():
-        return game
-    try:
-        return GAME_IDS[game.lower()]
-    except KeyError:
-        raise ValueError(f"unknown two-player game {game!r}; use tictactoe or connect4") from None
+    from mc_envs.registry import find, names
+
+    found = find(game)
+    if found.players != 2:
+        raise ValueError(f"{game!r} is not a two-player game; use one of {names(players=2)}")
+    return found.env_id
 
 
 def make_agent(
     spec: str, *, seed: int = 0, iterations: int | None = None, time_limit: float | None = None
 ) -> Any:
-    """An agent from a spec string (see the module docstring).
+    """An agent from a spec string (:func:`agents.specs.parse`: ``"uct-hard"``, ``"random"`` ...).
 
     Args:
-        spec: e.g. ``"uct"``, ``"uct-hard"``, ``"random"``, ``"puct-heuristic"``.
+        spec: the agent spec.
         seed: the agent's seed.
         iterations, time_limit: a budget for the tree searches (overrides a preset).
-    """
-    from agents import PUCT, UCT, RandomAgent
-    from agents.presets import preset_iterations
-    from agents.puct import connect_four_prior
 
-    name, _, option = spec.lower().partition("-")
-    if name == "random":
-        return RandomAgent(seed=seed)
-    if name not in ("uct", "puct"):
-        raise ValueError(
-            f"unknown agent {spec!r}; use random, uct[-preset] or puct[-preset|-heuristic]"
-        )
-    kwargs: dict[str, Any] = {"seed": seed}
-    if option == "heuristic" and name == "puct":
-        kwargs["prior"] = connect_four_prior
-    elif option:
-        kwargs["iterations"] = preset_iterations(option)
-    if iterations is not None or time_limit is not None:
-        kwargs["iterations"], kwargs["time_limit"] = iterations, time_limit
-    return (UCT if name == "uct" else PUCT)(**kwargs)
+    Raises:
+        ValueError: an unknown spec, naming the known ones.
+    """
+    from agents.specs import parse
+
+    return parse(spec, seed=seed, iterations=iterations, time_limit=time_limit)
 
 
 def play_terminal(
@@ -105,11 +83,11 @@ def play_terminal(
     env = gym.make(game_id(game), render_mode="ansi").unwrapped
     env.reset(seed=seed)
     agent = make_agent(vs, seed=seed, iterations=iterations, time_limit=time)
-    hint = "a cell 0-8 (row * 3 + col)" if env.game == "TicTacToe" else "a column 0-6"
     while len(env.legal_actions()):
         print(env.render(), file=out)
         if env.current_player == human_player:
-            text = input_fn(f"your move ({hint}, q to quit): ").strip()
+            moves = " ".join(f"{a}={env.action_to_string(a)}" for a in env.legal_actions())
+            text = input_fn(f"your move ({moves}; q to quit): ").strip()
             if text.lower() in ("q", "quit", "exit"):
                 print("bye", file=out)
                 return -1.0
@@ -120,7 +98,8 @@ def play_terminal(
             continue
         start = _time.perf_counter()
         a = agent.act(env)
-        print(f"{vs} plays {a} ({_time.perf_counter() - start:.2f} s)", file=out)
+        move = env.action_to_string(a)
+        print(f"{vs} plays {a} = {move} ({_time.perf_counter() - start:.2f} s)", file=out)
         env.step(a)
     print(env.render(), file=out)
     r = float(env.returns()[human_player])

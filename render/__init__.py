@@ -13,28 +13,10 @@ Public entry points:
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-INSTALL_HINT = 'pip install "mc-envs[render]"'
-
-
-def require_pygame() -> Any:
-    """Imports and initialises pygame (display-free parts only) and returns the module.
-
-    Raises:
-        ImportError: pygame is missing; the message names the extra to install.
-    """
-    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    try:
-        import pygame
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise ImportError(
-            f"rendering needs pygame (pygame-ce), which is not installed: {INSTALL_HINT}"
-        ) from exc
-    if not pygame.font.get_init():
-        pygame.font.init()
-    return pygame
+from render._pygame import INSTALL_HINT, require_pygame
+from render.draw import draw_env
 
 
 def frame(env: Any, theme: Any = None, highlight: Any = None) -> Any:
@@ -48,20 +30,6 @@ def frame(env: Any, theme: Any = None, highlight: Any = None) -> Any:
     from render.draw import surface_to_array
 
     return surface_to_array(draw_env(env, theme, highlight))
-
-
-def draw_env(env: Any, theme: Any = None, highlight: Any = None, surface: Any = None) -> Any:
-    """The env drawn on a pygame Surface (a new one unless ``surface`` is given)."""
-    from render.draw import board_size, draw_frame
-    from render.theme import default_theme
-
-    pygame = require_pygame()
-    base = getattr(env, "unwrapped", env)
-    theme = theme or default_theme()
-    if surface is None:
-        surface = pygame.Surface(board_size(base, theme))
-    draw_frame(surface, base, theme, highlight)
-    return surface
 
 
 def render_env(env: Any) -> Any:

@@ -4,11 +4,9 @@ The window is a thin loop around :class:`PlaySession`, which holds the game and 
 into moves. :meth:`PlaySession.process` takes a list of events and returns the new state, so a whole
 session can be scripted and tested without a screen (``SDL_VIDEODRIVER=dummy``).
 
-Mouse: SameGame, click a group (the group under the pointer is outlined with the points it would
-score); Morpion, click a free point (one legal line: played at once; several: the first is shown,
-click the point again to cycle, click another dot of the shown line or press Enter to play it);
-Sudoku, click a cell and type its value; Tic-Tac-Toe, click a cell; Connect Four, click a column;
-LeftMove / LeftmostPath, click Left or Right (or press the arrow keys).
+Each game's drawing module (:mod:`render.draw`) says what a click or a key does in that game
+(``click``, ``key``, ``highlight``, ``show_hint``); the session applies the answer, so it names no
+game.
 
 Keys (also in the help overlay, F1 or ``?``): see :data:`SHORTCUTS`.
 """
@@ -20,21 +18,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from render import require_pygame
-
-# command-line name -> (entry point, kwargs for play)
-GAMES: dict[str, tuple[str, dict]] = {
-    "samegame": ("mc_envs.envs.samegame:SameGameEnv", {}),
-    "morpion5d": ("mc_envs.envs.morpion:MorpionSolitaireEnv", {"variant": "5D"}),
-    "morpion5t": ("mc_envs.envs.morpion:MorpionSolitaireEnv", {"variant": "5T"}),
-    "sudoku": ("mc_envs.envs.sudoku:SudokuEnv", {"size": 9, "branching": "all"}),
-    "sudoku16": ("mc_envs.envs.sudoku:SudokuEnv", {"size": 16, "branching": "all"}),
-    "tictactoe": ("mc_envs.envs.tictactoe:TicTacToeEnv", {}),
-    "connect4": ("mc_envs.envs.connect_four:ConnectFourEnv", {}),
-    "leftmove": ("mc_envs.envs.abstract:LeftMoveEnv", {}),
-    "leftmostpath": ("mc_envs.envs.abstract:LeftmostPathEnv", {}),
-}
-ALIASES = {"connect_four": "connect4", "connectfour": "connect4", "morpion": "morpion5d"}
+import render.draw as controls
+from render._pygame import require_pygame
+from render.ui import UiState
 
 SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("mouse", "play (see the game's rule in the status bar)"),
@@ -42,10 +28,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("r, Ctrl+Y", "redo"),
     ("n", "new game"),
     ("h", "hint from an agent"),
-    ("Enter / Space", "Morpion: play the shown line"),
-    ("Tab", "Morpion: next line through the chosen point"),
-    ("1-9, A-G", "Sudoku: value for the selected cell"),
-    ("arrows", "Sudoku: move the selection; LeftMove: left/right"),
+    ("Enter / Space", "play the hint"),
     ("Esc", "cancel the selection / close this help"),
     ("F1, ?", "show or hide this help"),
     ("q", "quit"),
@@ -53,34 +36,30 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
 
 
 def make_env(game: str, **kwargs: Any) -> Any:
-    """The unwrapped env of a command-line game name, with play's defaults (Sudoku: every cell
-    can be filled, ``branching="all"``) overridden by ``kwargs``."""
+    """The unwrapped env of a command-line game name (:data:`mc_envs.registry.GAMES`), with
+    play's defaults (Sudoku: every cell can be filled, ``branching="all"``) overridden by
+    ``kwargs``."""
     from importlib import import_module
 
-    name = ALIASES.get(game, game)
-    if name not in GAMES:
-        raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
-    entry, defaults = GAMES[name]
-    module, cls = entry.split(":")
-    return getattr(import_module(module), cls)(**{**defaults, **kwargs})
+    from mc_envs.registry import find
+
+    g = find(game)
+    module, cls = g.entry_point.split(":")
+    return getattr(import_module(module), cls)(**{**g.kwargs, **g.cli, **g.play, **kwargs})
 
 
 def make_opponent(spec: str | None, seed: int = 0) -> Any:
-    """An agent with ``act(env)`` for ``--vs``: ``"uct"`` / ``"uct-<preset>"``, ``"puct"``,
-    ``"random"``, or None (two people at one mouse). UCT falls back to random if unavailable."""
+    """An agent with ``act(env)`` for ``--vs`` (:func:`agents.specs.parse`), or None for
+    ``None``, ``"none"`` or ``"human"`` (two people at one mouse).
+
+    Raises:
+        ValueError: an unknown spec, naming the known ones.
+    """
     if spec in (None, "", "none", "human"):
         return None
-    import agents
+    from agents.specs import parse
 
-    if spec == "random":
-        return agents.RandomAgent(seed=seed)
-    kind, _, preset = spec.partition("-")
-    cls = getattr(agents, kind.upper(), None)
-    if cls is None:
-        return agents.RandomAgent(seed=seed)
-    if hasattr(cls, "from_preset"):
-        return cls.from_preset(preset or "medium", seed=seed)
-    return cls(seed=seed)
+    return parse(spec, seed=seed)
 
 
 @dataclass
@@ -135,12 +114,7 @@ class PlaySession:
         self.drawing = module_for(self.env)
         self.undo_stack: list[Any] = []
         self.redo_stack: list[Any] = []
-        self.hover: int | None = None
-        self.selected: int | None = None  # Morpion point / Sudoku cell
-        self.candidates: list[int] = []  # Morpion lines through the selected point
-        self.candidate = 0
-        self.hint: int | None = None
-        self.message = ""
+        self.ui = UiState()
         self.show_help = False
         self.quit = False
         self.job: _Job | None = None
@@ -158,17 +132,28 @@ class PlaySession:
         """Moves played since the start (the undo depth)."""
         return len(self.undo_stack)
 
+    # the interaction state, as attributes for scripts and tests
+    selected = property(lambda self: self.ui.selected, doc="The selected cell, or None.")
+    candidates = property(lambda self: self.ui.candidates, doc="The moves being chosen among.")
+    candidate = property(lambda self: self.ui.candidate, doc="The index of the shown candidate.")
+    hint = property(lambda self: self.ui.hint, doc="The agent's suggested action, or None.")
+
+    @property
+    def message(self) -> str:
+        """The last message of the status bar."""
+        return self.ui.message
+
+    @message.setter
+    def message(self, text: str) -> None:
+        self.ui.message = text
+
     def _clear_selection(self) -> None:
-        self.selected, self.candidates, self.candidate, self.hint = None, [], 0, None
+        self.ui.clear()
 
     def new_game(self, seed: int | None = None) -> None:
         """Resets the env (seeded) and forgets the history."""
         self.job = None
         self.env.reset(seed=seed)
-        if self.env.game == "Sudoku":
-            from render.draw.sudoku import remember_givens
-
-            remember_givens(self.env)
         self.undo_stack.clear()
         self.redo_stack.clear()
         self._clear_selection()
@@ -187,7 +172,7 @@ class PlaySession:
             return False
         self.undo_stack.append(before)
         self.redo_stack.clear()
-        self._clear_selection()
+        self.ui.clear(keep_selected=self.ui.sticky)
         self.message = f"+{reward:g}" if not self.two_player and reward else ""
         if terminated:
             self.message = "game over: " + self.drawing.status(self.env)
@@ -299,14 +284,8 @@ class PlaySession:
             self.play(answer)
         else:
             self._clear_selection()
-            self.hint = answer
-            if self.env.game == "MorpionSolitaire":
-                self.selected = answer // 20
-                self.candidates = self.drawing.moves_at(self.env, self.selected)
-                self.candidate = self.candidates.index(answer) if answer in self.candidates else 0
-            elif self.env.game == "Sudoku":
-                self.selected = answer // self.env.size
-            self.message = "hint shown (click it, or Enter)"
+            controls.show_hint(self.env, answer, self.ui)
+            self.message = f"hint: {self.env.action_to_string(answer)} (click it, or Enter)"
 
     def wait(self, timeout: float = 30.0) -> None:
         """Waits for the background agent (tests and scripts), then collects its answer."""
@@ -323,7 +302,7 @@ class PlaySession:
             if event.type == pg.QUIT:
                 self.quit = True
             elif event.type == pg.MOUSEMOTION:
-                self.hover = self.drawing.cell_at(event.pos, self.env, self.theme)
+                self.ui.hover = self.drawing.cell_at(event.pos, self.env, self.theme)
             elif event.type == pg.MOUSEBUTTONDOWN and event.button == 1:
                 if self.show_help:
                     self.show_help = False
@@ -343,66 +322,20 @@ class PlaySession:
             return True
         return False
 
+    def _act(self, action: int | None) -> None:
+        """Plays what a control chose, unless the opponent is to move."""
+        if action is not None and not self._busy():
+            self.play(action)
+
     def click(self, pos: tuple[int, int]) -> None:
-        """A left click at a pixel of the board."""
+        """A left click at a pixel of the board: the game's drawing module says what it does."""
         cell = self.drawing.cell_at(pos, self.env, self.theme)
         if cell is None or self.over or self._busy():
             return
-        game = self.env.game
-        if game == "SameGame":
-            r, c = divmod(cell, self.env.cols)
-            action = self.env.group_at(r, c)
-            if action is None:
-                self.message = "not a group of 2 or more"
-            else:
-                self.play(action)
-        elif game == "MorpionSolitaire":
-            self._morpion_click(cell)
-        elif game == "Sudoku":
-            self.selected = cell
-            self.hint = None
-            self.message = "type a value"
-        else:  # Tic-Tac-Toe, Connect Four, LeftMove, LeftmostPath: the cell is the action
-            self.play(cell)
-
-    def _morpion_click(self, point: int) -> None:
-        from mc_envs.games import morpion as rules
-
-        env = self.env
-        if self.selected is not None and self.candidates:
-            if point == self.selected:
-                self.candidate = (self.candidate + 1) % len(self.candidates)
-                self.hint = None
-                self._morpion_message()
-                return
-            y, x = divmod(point, env.size)
-            n = len(self.candidates)
-            for k in range(n):
-                a = self.candidates[(self.candidate + k) % n]
-                ax, ay, d, pos = rules.decode(a, env.size)
-                sx, sy = ax - pos * rules.DX[d], ay - pos * rules.DY[d]
-                if any((sx + i * rules.DX[d], sy + i * rules.DY[d]) == (x, y) for i in range(5)):
-                    self.play(a)
-                    return
-        moves = self.drawing.moves_at(env, point)
-        if not moves:
-            self._clear_selection()
-            self.message = "no legal line adds a dot there"
-        elif len(moves) == 1:
-            self.play(moves[0])
-        else:
-            self._clear_selection()
-            self.selected, self.candidates, self.candidate = point, moves, 0
-            self._morpion_message()
-
-    def _morpion_message(self) -> None:
-        self.message = (
-            f"line {self.candidate + 1}/{len(self.candidates)}: click the point again for the next,"
-            " a dot of the line or Enter to play"
-        )
+        self._act(controls.click(self.env, cell, self.ui))
 
     def key(self, key: int, char: str = "", mod: int = 0) -> None:
-        """A key press."""
+        """A key press: the window's shortcuts, then the game's keys, then Enter plays the hint."""
         pg = self.pygame
         ctrl = bool(mod & pg.KMOD_CTRL)
         if key in (pg.K_F1,) or char == "?":
@@ -423,71 +356,20 @@ class PlaySession:
             self.new_game(self.seed)
         elif key == pg.K_h:
             self.request_hint()
-        elif self.env.game == "MorpionSolitaire":
-            if key in (pg.K_RETURN, pg.K_SPACE, pg.K_KP_ENTER):
-                if self.candidates:
-                    self.play(self.candidates[self.candidate])
-                elif self.hint is not None:
-                    self.play(self.hint)
-            elif key == pg.K_TAB and self.candidates:
-                self.candidate = (self.candidate + 1) % len(self.candidates)
-                self._morpion_message()
-        elif self.env.game == "Sudoku":
-            self._sudoku_key(key, char)
-        elif self.env.game in ("LeftMove", "LeftmostPath"):
-            if key == pg.K_LEFT:
-                self.play(0)
-            elif key == pg.K_RIGHT:
-                self.play(1)
-        elif key in (pg.K_RETURN, pg.K_SPACE) and self.hint is not None and not self._busy():
-            self.play(self.hint)
-
-    def _sudoku_key(self, key: int, char: str) -> None:
-        from mc_envs.games import sudoku as rules
-
-        pg = self.pygame
-        n = self.env.size
-        if key in (pg.K_RETURN, pg.K_SPACE) and self.hint is not None:
-            self.play(self.hint)
-            return
-        moves = {pg.K_LEFT: (0, -1), pg.K_RIGHT: (0, 1), pg.K_UP: (-1, 0), pg.K_DOWN: (1, 0)}
-        if key in moves:
-            r, c = divmod(self.selected or 0, n)
-            dr, dc = moves[key]
-            self.selected = ((r + dr) % n) * n + (c + dc) % n
-            return
-        symbol = (char or "").upper()
-        if self.selected is None or not symbol or symbol not in rules.SYMBOLS[:n]:
-            return
-        value = rules.SYMBOLS.index(symbol) + 1
-        cell = self.selected
-        if self.play(cell * n + value - 1):
-            self.selected = cell  # keep the cursor where it was
+        elif not self.over:
+            names = {pg.K_LEFT: "left", pg.K_RIGHT: "right", pg.K_UP: "up", pg.K_DOWN: "down"}
+            names |= {pg.K_RETURN: "enter", pg.K_KP_ENTER: "enter", pg.K_SPACE: "space"}
+            name = {**names, pg.K_TAB: "tab"}.get(key, "")
+            action = controls.key(self.env, name, char, self.ui)
+            if action is None and name in ("enter", "space"):
+                action = self.ui.hint
+            self._act(action)
 
     # -- drawing --------------------------------------------------------------------------------
 
     def highlight(self) -> Any:
         """What the board should emphasise now (the hint, the selection, the hovered move)."""
-        game = self.env.game
-        if game == "MorpionSolitaire":
-            if self.candidates:
-                return self.candidates[self.candidate]
-            if self.hover is not None:
-                moves = self.drawing.moves_at(self.env, self.hover)
-                return moves[0] if moves else None
-            return None
-        if game == "Sudoku":
-            if self.hint is not None:
-                return self.hint
-            return ("cell", self.selected) if self.selected is not None else None
-        if self.hint is not None:
-            return self.hint
-        if self.hover is None or self.over:
-            return None
-        if game == "SameGame":
-            r, c = divmod(self.hover, self.env.cols)
-            return self.env.group_at(r, c)
-        return self.hover if self.hover in set(self.env.legal_actions().tolist()) else None
+        return controls.highlight(self.env, self.ui)
 
     def status_line(self) -> str:
         """The status bar: the game's line, whose turn, moves, the last message."""
@@ -528,7 +410,7 @@ class PlaySession:
         y = 16
         surface.blit(text_surface("Keyboard shortcuts", 28, self.theme.text), (16, y))
         y += 36
-        for keys, what in SHORTCUTS:
+        for keys, what in SHORTCUTS + controls.help_lines(self.env):
             surface.blit(text_surface(keys, 20, self.theme.morpion_line), (16, y))
             surface.blit(text_surface(what, 20, self.theme.text), (190, y))
             y += 24

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from render import require_pygame
+from render._pygame import require_pygame
 
 SLIDER_HEIGHT = 28
 MIN_WIDTH = 360
@@ -35,7 +35,8 @@ class Replay:
         actions: the moves, as env actions.
         title: a short description (file name, game, recorded score).
         recorded_score: the score the file claims, if any.
-        crop: for Morpion, the board area (pixels ``x, y, w, h``) that the whole game uses.
+        crop: the board area (pixels ``x, y, w, h``) that the whole game uses, for games whose
+            drawing module has ``crop`` (Morpion), else None.
     """
 
     env: Any
@@ -56,8 +57,9 @@ class Replay:
             try:
                 env.step(int(a))
             except IllegalActionError as exc:
+                move = f"action {a}" + (f", {exc.move}" if exc.move else "")
                 raise ValueError(
-                    f"{self.title}: move {i} (action {a}) is illegal: {exc.reason}"
+                    f"{self.title}: move {i} ({move}) is illegal: {exc.reason}"
                 ) from None
             self.states.append(env.clone_state())
             self.scores.append(float(env.score))
@@ -81,42 +83,8 @@ class Replay:
         return text
 
     def move_name(self, action: int) -> str:
-        """A readable name of an action (Morpion: MSR ``x,y dir pos``)."""
-        env = self.env
-        if env.game == "MorpionSolitaire":
-            x, y, d, pos = env.move_of(action)
-            return f"({x},{y}) {d} {pos}"
-        if env.game == "SameGame":
-            r, c = divmod(int(action), env.cols)
-            return f"group at row {r}, col {c}"
-        if env.game == "Sudoku":
-            cell, v = divmod(int(action), env.size)
-            r, c = divmod(cell, env.size)
-            return f"row {r + 1}, col {c + 1} = {v + 1}"
-        if env.game == "ConnectFour":
-            return f"column {action}"
-        if env.game in ("LeftMove", "LeftmostPath"):
-            return "left" if action == 0 else "right"
-        return f"action {action}"
-
-
-def _morpion_crop(replay: Replay, theme: Any) -> tuple[int, int, int, int]:
-    from mc_envs.games import morpion as rules
-
-    env = replay.env
-    state = replay.states[-1].data
-    c = theme.cell["morpion"]
-    x0, y0 = max(int(state[rules.H_X0]) - 2, 0), max(int(state[rules.H_Y0]) - 2, 0)
-    x1, y1 = (
-        min(int(state[rules.H_X1]) + 2, env.size - 1),
-        min(int(state[rules.H_Y1]) + 2, env.size - 1),
-    )
-    w, h = (x1 - x0 + 1) * c, (y1 - y0 + 1) * c
-    if w < MIN_WIDTH:  # room for the status line
-        extra = (MIN_WIDTH - w + c - 1) // c
-        x0 = max(0, x0 - (extra + 1) // 2)
-        w = min(MIN_WIDTH, env.size * c - x0 * c)
-    return x0 * c, y0 * c, w, h
+        """The action in the game's notation (``env.action_to_string``)."""
+        return self.env.action_to_string(int(action))
 
 
 def load(
@@ -130,6 +98,7 @@ def load(
     Raises:
         ValueError: the file is neither, or a move is illegal (naming the move).
     """
+    from render.draw import module_for
     from render.theme import default_theme
 
     theme = theme or default_theme()
@@ -158,8 +127,9 @@ def load(
             )
     if record is None:
         replay = _load_morpion(path, variant)
-    if crop and replay.env.game == "MorpionSolitaire":
-        replay.crop = _morpion_crop(replay, theme)
+    crop_of = getattr(module_for(replay.env), "crop", None) if crop else None
+    if crop_of is not None:
+        replay.crop = crop_of(replay.env, replay.states[-1].data, theme, MIN_WIDTH)
     return replay
 
 

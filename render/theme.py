@@ -8,7 +8,11 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
+from mc_envs.registry import GAMES
+
 RGB = tuple[int, int, int]
+# pixels per cell of each drawing, from the games table
+_CELLS: dict[str, int] = {key: px for game in GAMES for key, px in game.cell.items()}
 
 # Okabe-Ito: orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple, black.
 OKABE_ITO: dict[str, RGB] = {
@@ -54,8 +58,8 @@ class Theme:
         marks: ``"none"``, ``"letters"`` or ``"shapes"``: a second cue on SameGame cells.
         player: the stones of players 0 and 1.
         morpion_line, morpion_dot, morpion_cross: Morpion's lines, added dots, starting dots.
-        cell: pixels per cell, per game (``"samegame"``, ``"morpion"``, ``"sudoku9"``,
-            ``"sudoku16"``, ``"tictactoe"``, ``"connect_four"``, ``"abstract"``).
+        cell: pixels per cell, per drawing (the ``cell`` hints of :data:`mc_envs.registry.GAMES`:
+            ``"samegame"``, ``"morpion"``, ``"sudoku9"``, ``"sudoku16"`` ...).
         status_height: height of the status strip under the board (0: none).
     """
 
@@ -75,17 +79,7 @@ class Theme:
     sudoku_given: RGB = (236, 236, 236)
     sudoku_played: RGB = OKABE_ITO["sky_blue"]
     sudoku_dead: RGB = OKABE_ITO["vermillion"]
-    cell: dict[str, int] = field(
-        default_factory=lambda: {
-            "samegame": 32,
-            "morpion": 20,
-            "sudoku9": 48,
-            "sudoku16": 36,
-            "tictactoe": 120,
-            "connect_four": 72,
-            "abstract": 40,
-        }
-    )
+    cell: dict[str, int] = field(default_factory=lambda: dict(_CELLS))
     status_height: int = 24
 
     def __hash__(self) -> int:  # the dict field would make the generated hash fail
@@ -105,7 +99,7 @@ def default_theme() -> Theme:
 @lru_cache(maxsize=32)
 def font(size: int) -> Any:
     """pygame's default font at ``size`` pixels (cached; pygame must be importable)."""
-    from render import require_pygame
+    from render._pygame import require_pygame
 
     pygame = require_pygame()
     return pygame.font.Font(None, size)

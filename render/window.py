@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from render import require_pygame
+from render._pygame import require_pygame
 
 
 class Window:
@@ -57,8 +57,7 @@ class Window:
 def show_env(env: Any) -> None:
     """Shows an env's current state in its own window (created on first use), at
     ``metadata["render_fps"]`` frames per second: the ``"human"`` render mode."""
-    from render import draw_env
-    from render.draw import board_size
+    from render.draw import board_size, draw_env
     from render.theme import default_theme
 
     theme = default_theme()

@@ -1,15 +1,25 @@
-"""The long-run benchmarks through `mc-envs bench`: certified results, resumable reports."""
+"""The long-run benchmark scripts of the source tree: certified results, resumable reports."""
 
 import json
+import runpy
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 
-from mc_envs.cli import main
 from mc_envs.records import read_record, verify_record
 
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
-def bench(*args):
-    assert main(["bench", *args]) == 0
+
+def bench(name, *args):
+    """Runs ``python benchmarks/<name>.py ARGS`` in this process."""
+    script = BENCHMARKS / f"{name.replace('-', '_')}.py"
+    saved, sys.argv = sys.argv, [str(script), *args]
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = saved
 
 
 def test_morpion_records_certifies_its_games_and_reports_the_score_against_time(tmp_path):

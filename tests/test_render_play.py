@@ -102,7 +102,9 @@ def test_click_on_a_single_cell_does_nothing() -> None:
     assert after == before and "group" in s.message
 
 
-@pytest.mark.parametrize("game,action", [("tictactoe", 4), ("connect4", 3), ("leftmove", 0)])
+@pytest.mark.parametrize(
+    "game,action", [("tictactoe", 4), ("connect4", 3), ("leftmove", 0), ("weakschur", 0)]
+)
 def test_click_at_a_cell_centre_plays_its_action(game: str, action: int) -> None:
     s = session_for(game)
     s.process([click(s, action)])

@@ -326,3 +326,17 @@ def test_nmcs_compiled_and_generic_paths_agree(branching: str) -> None:
             slow.actions,
             slow.playouts,
         )
+
+
+def test_the_state_records_its_givens_through_clone_and_restore() -> None:
+    env = SudokuEnv(puzzle=EASY, branching="all")
+    env.reset()
+    givens = S.parse(EASY) > 0
+    assert np.array_equal(S.givens_of(env.state_view), givens)
+    env.step(int(env.legal_actions()[0]))
+    snap = env.clone_state()
+    other = SudokuEnv(branching="all")  # a generated puzzle, other givens
+    other.reset(seed=1)
+    other.restore_state(snap)
+    assert np.array_equal(S.givens_of(other.state_view), givens)
+    assert np.count_nonzero(other.grid) == givens.sum() + 1

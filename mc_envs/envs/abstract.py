@@ -41,6 +41,10 @@ class _TreeEnv(PlanningEnv):
     def _observation(self) -> np.ndarray:
         return self._state[[rules.MOVES, rules.COUNT]].copy()
 
+    def action_to_string(self, action: int) -> str:
+        """The move in the tree's notation: ``L`` (left) or ``R`` (right), e.g. ``"L"``."""
+        return rules.action_to_string(self._state, action)
+
     def _ansi(self) -> str:
         moves, count = self._observation().tolist()
         return f"{self.game}: {moves}/{self.depth} moves, count {count}, score {self.score:g}\n"

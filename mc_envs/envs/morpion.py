@@ -107,6 +107,10 @@ class MorpionSolitaireEnv(PlanningEnv):
     def _why_illegal(self, action: int) -> str:
         return rules.why_illegal(self._state, action, self.origin) or "not a legal move"
 
+    def action_to_string(self, action: int) -> str:
+        """The move in MSR notation: new dot in the MSR frame, direction, index along the line, e.g. ``"(3,-1) V 0"``."""
+        return rules.action_to_string(self._state, action)
+
     def action_of(self, x: int, y: int, direction: str, pos: int) -> int:
         """The action of an MSR move: new dot ``(x, y)`` in the MSR frame (the cross in 0..9),
         ``direction`` in ``"H" "V" "DN" "DP"``, ``pos`` 0..4. Raises ValueError off the grid."""

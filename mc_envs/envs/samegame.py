@@ -163,6 +163,10 @@ class SameGameEnv(PlanningEnv):
             return f"cell (row {r}, col {c}) is empty"
         return f"cell (row {r}, col {c}) is not the canonical cell of a group of 2 or more"
 
+    def action_to_string(self, action: int) -> str:
+        """The move in SameGame notation: the cell and colour of its group, e.g. ``"r3c4 colour 2"``."""
+        return sg.action_to_string(self._state, action)
+
     def policy(self, name: str | None) -> PolicyFactory:
         """Playout policies for the generic search path: ``"random"`` and ``"tabu"``."""
         if (name or self.default_policy) == "tabu":

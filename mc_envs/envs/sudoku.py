@@ -184,6 +184,10 @@ class SudokuEnv(PlanningEnv):
             f"may be assigned, not {where}"
         )
 
+    def action_to_string(self, action: int) -> str:
+        """The move in Sudoku notation, rows and columns from 1, e.g. ``"r3c4=7"``."""
+        return rules.action_to_string(self._state, action)
+
     def _ansi(self) -> str:
         status = "solved" if self.solved else "dead end" if self._state[rules.DEAD] else "playing"
         return (

@@ -31,10 +31,10 @@ class TicTacToeEnv(TwoPlayerEnv):
     player to move; ``env.unwrapped.returns()`` gives ``[player 0, player 1]`` at the end.
 
     ## Arguments
-    - ``opponent``: ``None`` (two-player, the default), ``"random"``, ``"uct"`` or
-      ``"uct-<preset>"`` (see ``agents.presets``), an agent with ``.act(env)``, or a callable
-      ``opponent(env) -> action``. The opponent answers inside ``step``; its randomness is drawn
-      from the env's ``np_random`` (the reset seed).
+    - ``opponent``: ``None`` (two-player, the default), an agent spec such as ``"random"``,
+      ``"uct"`` or ``"uct-hard"`` (``agents.specs``; an unknown spec raises ValueError), an agent
+      with ``.act(env)``, or a callable ``opponent(env) -> action``. The opponent answers inside
+      ``step``; a spec's agent is seeded from the env's ``np_random`` (the reset seed).
     - ``agent_player``: with an opponent, the agent's side: 0 (moves first, default) or 1.
     - ``render_mode``: ``"ansi"``.
 

@@ -31,6 +31,10 @@ class TwoPlayerEnv(PlanningEnv):
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
+        if isinstance(opponent, str):
+            from agents.specs import parse
+
+            parse(opponent)  # an unknown spec fails now, naming the known ones
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, "
@@ -97,6 +101,10 @@ class TwoPlayerEnv(PlanningEnv):
         r = float(self._state[self.rules.RESULT])
         return r if mover == 0 else -r
 
+    def action_to_string(self, action: int) -> str:
+        """The move as its cell (Tic-Tac-Toe ``"r1c1"``) or column (Connect Four ``"col 3"``)."""
+        return self.rules.action_to_string(self._state, action)
+
     def step(self, action: Any):
         """Plays ``action`` for the player to move (and the opponent's answer, if there is one).
 
@@ -131,16 +139,13 @@ class TwoPlayerEnv(PlanningEnv):
             return spec.act
         if callable(spec):
             return spec
-        if spec == "random":
-            return lambda env: int(env.np_random.choice(env.legal_actions()))
-        if isinstance(spec, str) and (spec == "uct" or spec.startswith("uct-")):
-            from agents import UCT  # lazy: mc_envs never imports agents at module top
+        if isinstance(spec, str):
+            from agents.specs import parse  # lazy: mc_envs never imports agents at module top
 
-            preset = spec[4:] or "medium"
-            agent = UCT.from_preset(preset, seed=int(self.np_random.integers(2**31)))
-            return agent.act
+            return parse(spec, seed=int(self.np_random.integers(2**31))).act
         raise ValueError(
-            f"opponent must be 'random', 'uct', 'uct-<preset>', an agent with .act(env) or a callable, got {spec!r}"
+            f"opponent must be an agent spec (agents.specs), an agent with .act(env) or a "
+            f"callable, got {spec!r}"
         )
 
     def _ansi(self) -> str:

@@ -193,3 +193,8 @@ def score_distributions(depth: int, level: int, ties: str = "random") -> np.ndar
 def best_score_probability(depth: int, level: int, ties: str = "random") -> float:
     """The probability that NMCS of that level without memorisation scores ``depth`` (LeftMove)."""
     return float(score_distributions(depth, level, ties)[level, depth, depth])
+
+
+def action_to_string(state: np.ndarray, action: int) -> str:
+    """``"L"`` (action 0, left) or ``"R"`` (action 1, right)."""
+    return "LR"[int(action)]

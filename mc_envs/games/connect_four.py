@@ -240,3 +240,8 @@ def planes(state: np.ndarray) -> np.ndarray:
     out[0] = (state[STONES0 + p] >> BITS) & 1
     out[1] = (state[STONES1 - p] >> BITS) & 1
     return out
+
+
+def action_to_string(state: np.ndarray, action: int) -> str:
+    """The move as its column, 0..6 from the left: ``"col 3"``."""
+    return f"col {int(action)}"

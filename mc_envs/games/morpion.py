@@ -653,3 +653,12 @@ def kernel(variant: str, size: int = DEFAULT_SIZE) -> Kernel:
 
 KERNEL_5D = kernel("5D")
 KERNEL_5T = kernel("5T")
+
+
+def action_to_string(state: np.ndarray, action: int) -> str:
+    """The move in MSR notation: the new dot ``(x,y)`` in the MSR frame (the cross in 0..9),
+    the direction (``H V DN DP``) and the new dot's index along the line, e.g. ``"(3,-1) V 0"``."""
+    size = size_of(state)
+    ox, oy = cross_origin(size)
+    x, y, d, pos = decode(action, size)
+    return f"({x - ox},{y - oy}) {DIRECTION_NAMES[d]} {pos}"

@@ -491,3 +491,11 @@ def board_array(board: object, *, source: str = "board") -> np.ndarray:
 def format_board(board: np.ndarray) -> str:
     """The text form of a board (the inverse of :func:`parse_board`)."""
     return "\n".join("".join("." if v == 0 else str(v - 1) for v in row) for row in board)
+
+
+def action_to_string(state: np.ndarray, action: int) -> str:
+    """The move in SameGame notation: the group's cell ``r<row>c<col>`` (0-based, row 0 at the
+    top) and its colour, e.g. ``"r3c4 colour 2"``; ``"r3c4 empty"`` on an empty cell."""
+    r, c = divmod(int(action), int(state[COLS]))
+    color = int(board_of(state)[r, c]) if 0 <= r < int(state[ROWS]) else 0
+    return f"r{r}c{c} " + (f"colour {color}" if color else "empty")

@@ -41,6 +41,8 @@ State layout (one flat int64 array; copying it is a complete snapshot)::
     HEADER + n*n + cell        domain bitmask of the cell, 0 when filled
     HEADER + 2*n*n + cell      domain size of the cell, n + 1 when filled (so the most
                                constrained empty cell is the first minimum of this section)
+    HEADER + 3*n*n + cell      1 when the cell is a given of the puzzle, else 0 (the kernels never
+                               read or change it; drawings tell givens from played values by it)
 """
 
 from __future__ import annotations
@@ -364,10 +366,10 @@ def new_state(grid: np.ndarray, branching: str = "mrv") -> np.ndarray:
     b = box_side(size)
     if branching not in BRANCHINGS:
         raise ValueError(f"branching must be one of {sorted(BRANCHINGS)}, got {branching!r}")
-    state = np.zeros(HEADER + 3 * cells, dtype=np.int64)
+    state = np.zeros(HEADER + 4 * cells, dtype=np.int64)
     state[SIZE], state[BOX], state[BRANCH] = size, b, BRANCHINGS[branching]
     state[HEADER + cells : HEADER + 2 * cells] = (1 << size) - 1
-    state[HEADER + 2 * cells :] = size
+    state[HEADER + 2 * cells : HEADER + 3 * cells] = size
     seen: dict[tuple[str, int, int], int] = {}
     for i, v in enumerate(values.tolist()):
         if v == 0:
@@ -386,6 +388,7 @@ def new_state(grid: np.ndarray, branching: str = "mrv") -> np.ndarray:
     for i, v in enumerate(values.tolist()):
         if v:
             assign(state, i, v)
+    state[HEADER + 3 * cells :] = values != 0
     return state
 
 
@@ -445,6 +448,12 @@ def grid_of(state: np.ndarray) -> np.ndarray:
     """The grid values of a state, ``size`` x ``size``, 0 for empty."""
     n = int(state[SIZE])
     return state[HEADER : HEADER + n * n].reshape(n, n).copy()
+
+
+def givens_of(state: np.ndarray) -> np.ndarray:
+    """A bool mask of the puzzle's givens, ``size`` x ``size``."""
+    n = int(state[SIZE])
+    return state[HEADER + 3 * n * n : HEADER + 4 * n * n].reshape(n, n) != 0
 
 
 def is_valid_solution(grid: np.ndarray) -> bool:
@@ -521,3 +530,12 @@ def generate(size: int, empty_fraction: float, np_random: np.random.Generator) -
     )
     grid[holes] = 0
     return grid.reshape(size, size)
+
+
+def action_to_string(state: np.ndarray, action: int) -> str:
+    """The move in Sudoku notation, rows and columns from 1: ``"r3c4=7"`` (16x16: values 1-9 then
+    A-G)."""
+    n = int(state[SIZE])
+    cell, v = divmod(int(action), n)
+    r, c = divmod(cell, n)
+    return f"r{r + 1}c{c + 1}={SYMBOLS[v]}"

@@ -186,3 +186,9 @@ def planes(state: np.ndarray) -> np.ndarray:
     mine = (state[STONES0 + p] >> cells) & 1
     theirs = (state[STONES1 - p] >> cells) & 1
     return np.stack([mine, theirs]).reshape(2, ROWS, COLS).astype(np.int8)
+
+
+def action_to_string(state: np.ndarray, action: int) -> str:
+    """The move as its cell ``r<row>c<col>`` (0-based, row 0 at the top), e.g. ``"r1c1"`` for 4."""
+    r, c = divmod(int(action), COLS)
+    return f"r{r}c{c}"

@@ -1,4 +1,4 @@
-"""Pure drawing functions, one module per game.
+"""Drawing and controls, one module per game.
 
 Each module ``render.draw.<game>`` offers:
 
@@ -7,12 +7,18 @@ Each module ``render.draw.<game>`` offers:
   built-in env) on ``surface``; ``highlight`` is an action (or game-specific value) to emphasise.
   Returns the number of pieces drawn (cells, stones, lines) so tests can check a picture.
 - ``cell_at(pos, env, theme) -> int | None``: the board cell under pixel ``pos`` (see each module for
-  what a "cell" is: the action itself where a click names one move, otherwise the cell index that
-  the play controller turns into a move).
-- ``cell_center(cell, env, theme) -> (x, y)``: the inverse, for tests and scripted clicks.
+  what a "cell" is); ``cell_center(cell, env, theme) -> (x, y)`` is the inverse.
 - ``status(env) -> str``: one line for the status strip.
+- ``click(env, cell, ui) -> action | None``: what a left click on ``cell`` does in the play window:
+  the action to play, or None (having perhaps changed the selection or the message in ``ui``, a
+  :class:`render.ui.UiState`).
 
-They draw only: no window, no events, no state changes.
+and optionally ``key(env, name, char, ui) -> action | None`` (a key press: ``name`` is ``"left"``,
+``"right"``, ``"up"``, ``"down"``, ``"enter"``, ``"space"``, ``"tab"`` or ``""``, ``char`` the
+typed text), ``highlight(env, ui)`` (what to emphasise now; default: the hint, else the hovered
+cell when it is a legal action), ``show_hint(env, action, ui)`` (how a hint is shown; default: it
+becomes ``ui.hint``) and ``HELP`` (the game's lines for the help overlay). The functions of this
+package below apply those defaults, so the play and replay windows name no game.
 """
 
 from __future__ import annotations
@@ -20,28 +26,59 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-# env.game -> drawing module
-MODULES = {
-    "SameGame": "render.draw.samegame",
-    "MorpionSolitaire": "render.draw.morpion",
-    "Sudoku": "render.draw.sudoku",
-    "LeftMove": "render.draw.abstract",
-    "LeftmostPath": "render.draw.abstract",
-    "TicTacToe": "render.draw.tictactoe",
-    "ConnectFour": "render.draw.connect_four",
-}
+from mc_envs.registry import drawing_of
+from render._pygame import require_pygame
 
 
 def module_for(env: Any) -> Any:
-    """The drawing module of an env (by its ``game`` name).
+    """The drawing module of an env: the ``drawing`` of its game in :data:`mc_envs.registry.GAMES`.
 
     Raises:
         ValueError: the game has no drawing.
     """
     game = getattr(getattr(env, "unwrapped", env), "game", None)
-    if game not in MODULES:
-        raise ValueError(f"no drawing for game {game!r}; there are drawings for {sorted(MODULES)}")
-    return import_module(MODULES[game])
+    return import_module(f"render.draw.{drawing_of(game)}")
+
+
+# -- controls -------------------------------------------------------------------------------------
+
+
+def click(env: Any, cell: int, ui: Any) -> int | None:
+    """The action of a left click on ``cell`` (None: nothing to play; ``ui`` may have changed)."""
+    return module_for(env).click(env, cell, ui)
+
+
+def key(env: Any, name: str, char: str, ui: Any) -> int | None:
+    """The action of a key press for the game (None if the game does not use the key)."""
+    handler = getattr(module_for(env), "key", None)
+    return None if handler is None else handler(env, name, char, ui)
+
+
+def highlight(env: Any, ui: Any) -> Any:
+    """What the board should emphasise now (the hint, the selection, the hovered move)."""
+    own = getattr(module_for(env), "highlight", None)
+    if own is not None:
+        return own(env, ui)
+    if ui.hint is not None:
+        return ui.hint
+    legal = env.legal_actions()
+    return ui.hover if ui.hover is not None and ui.hover in set(legal.tolist()) else None
+
+
+def show_hint(env: Any, action: int, ui: Any) -> None:
+    """Shows an agent's suggested move."""
+    own = getattr(module_for(env), "show_hint", None)
+    ui.hint = action
+    if own is not None:
+        own(env, action, ui)
+
+
+def help_lines(env: Any) -> tuple[tuple[str, str], ...]:
+    """The game's own lines of the help overlay (keys, what they do)."""
+    return tuple(getattr(module_for(env), "HELP", ()))
+
+
+# -- frames ---------------------------------------------------------------------------------------
 
 
 def board_size(env: Any, theme: Any) -> tuple[int, int]:
@@ -61,6 +98,19 @@ def draw_frame(
     return n
 
 
+def draw_env(env: Any, theme: Any = None, highlight: Any = None, surface: Any = None) -> Any:
+    """The env drawn on a pygame Surface (a new one unless ``surface`` is given)."""
+    from render.theme import default_theme
+
+    pygame = require_pygame()
+    base = getattr(env, "unwrapped", env)
+    theme = theme or default_theme()
+    if surface is None:
+        surface = pygame.Surface(board_size(base, theme))
+    draw_frame(surface, base, theme, highlight)
+    return surface
+
+
 def draw_status(surface: Any, text: str, theme: Any) -> None:
     """Writes one line in the strip at the bottom of ``surface``."""
     from render.theme import text_surface
@@ -75,8 +125,6 @@ def draw_status(surface: Any, text: str, theme: Any) -> None:
 def surface_to_array(surface: Any) -> Any:
     """A Surface as an ``H x W x 3`` uint8 array (a copy)."""
     import numpy as np
-
-    from render import require_pygame
 
     pygame = require_pygame()
     w, h = surface.get_size()

@@ -15,3 +15,8 @@ def status(env: Any) -> str:
         result = "draw" if r == 0 else f"{NAMES[0 if r > 0 else 1]} wins"
         return f"{result}   moves {stones}"
     return f"{NAMES[env.current_player]} to move   moves {stones}"
+
+
+def click(env: Any, cell: int, ui: Any) -> int | None:
+    """The clicked cell (Tic-Tac-Toe) or column (Connect Four) is the action."""
+    return cell

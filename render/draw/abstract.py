@@ -34,7 +34,7 @@ def _buttons(theme: Any) -> list[tuple[int, int, int, int]]:
 
 def slots(env: Any) -> list[str]:
     """What each of the ``depth`` slots shows: ``"left"``, ``"right"``, ``"off"`` or ``"todo"``."""
-    s = env._state
+    s = env.state_view
     moves, count, on_path = int(s[rules.MOVES]), int(s[rules.COUNT]), int(s[rules.ON_PATH])
     if int(s[rules.KIND]) == rules.LEFTMOVE:
         played = ["left"] * count + ["right"] * (moves - count)
@@ -47,7 +47,7 @@ def slots(env: Any) -> list[str]:
 
 def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> int:
     """Draws the bar and the buttons; returns the number of moves played."""
-    from render import require_pygame
+    from render._pygame import require_pygame
 
     pygame = require_pygame()
     w, h = board_size(env, theme)
@@ -74,7 +74,7 @@ def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> in
         blit_centered(
             surface, label, 28, (0, 0, 0), (rect[0] + rect[2] // 2, rect[1] + rect[3] // 2)
         )
-    return int(env._state[rules.MOVES])
+    return int(env.state_view[rules.MOVES])
 
 
 def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
@@ -94,8 +94,21 @@ def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
 
 def status(env: Any) -> str:
     """Moves, left count, score."""
-    s = env._state
+    s = env.state_view
     return (
         f"moves {int(s[rules.MOVES])}/{env.depth}   counted left moves {int(s[rules.COUNT])}"
         f"   score {env.score:g}"
     )
+
+
+HELP = (("Left / Right arrows", "go left / right"),)
+
+
+def click(env: Any, cell: int, ui: Any) -> int | None:
+    """The clicked button is the action."""
+    return cell
+
+
+def key(env: Any, name: str, char: str, ui: Any) -> int | None:
+    """The arrow keys: left (0) and right (1)."""
+    return {"left": 0, "right": 1}.get(name)

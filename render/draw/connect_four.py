@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from render.draw._two_player import click as click
 from render.draw._two_player import status as _status
 
 ROWS, COLS = 6, 7
@@ -26,7 +27,7 @@ def board_size(env: Any, theme: Any) -> tuple[int, int]:
 
 def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> int:
     """Draws the board; returns the number of stones."""
-    from render import require_pygame
+    from render._pygame import require_pygame
 
     pygame = require_pygame()
     size = _cell(theme)

@@ -2,8 +2,7 @@
 
 ``highlight`` is an action (the canonical cell of a group, or any cell of it): its group is outlined
 and the points it would score are written on it. ``cell_at`` gives the cell index
-``row * cols + col`` under a pixel (the cell's own action number; the play controller turns it into
-the group's action with ``env.group_at``).
+``row * cols + col`` under a pixel (the cell's own action number); :func:`click` turns it into the group's action.
 """
 
 from __future__ import annotations
@@ -54,7 +53,7 @@ _CACHE: dict[tuple, tuple[Any, Any, np.ndarray, Any]] = {}
 
 def _cached(shape: tuple[int, int], size: int, theme: Any) -> tuple[Any, Any, np.ndarray]:
     """A one-pixel-per-cell surface, the gap overlay and the palette array for a board shape."""
-    from render import require_pygame
+    from render._pygame import require_pygame
 
     key = (shape, size, id(theme))
     hit = _CACHE.get(key)
@@ -114,11 +113,11 @@ def _mark(surface: Any, pygame: Any, kind: str, rect: Any, color: int, size: int
 
 def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> int:
     """Draws the board; returns the number of non-empty cells drawn."""
-    from render import require_pygame
+    from render._pygame import require_pygame
 
     pygame = require_pygame()
     size = _cell(theme)
-    board = sg.board_of(env._state)
+    board = sg.board_of(env.state_view)
     w, h = board_size(env, theme)
     small, overlay, palette = _cached(board.shape, size, theme)
     # One pixel per cell, scaled up, then the gaps between cells: ~20x faster than a fill per cell.
@@ -189,6 +188,23 @@ def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
 
 def status(env: Any) -> str:
     """Score, moves, cells left."""
-    s = env._state
+    s = env.state_view
     over = "  game over" if len(env.legal_actions()) == 0 else ""
     return f"score {env.score:g}   moves {int(s[sg.MOVES])}   cells left {int(s[sg.LEFT])}{over}"
+
+
+def click(env: Any, cell: int, ui: Any) -> int | None:
+    """The action of the group under the clicked cell (None, with a message, off a group)."""
+    action = env.group_at(*divmod(int(cell), env.cols))
+    if action is None:
+        ui.message = "not a group of 2 or more"
+    return action
+
+
+def highlight(env: Any, ui: Any) -> int | None:
+    """The hint, else the group under the pointer."""
+    if ui.hint is not None:
+        return ui.hint
+    if ui.hover is None or len(env.legal_actions()) == 0:
+        return None
+    return env.group_at(*divmod(int(ui.hover), env.cols))

@@ -5,21 +5,21 @@ the accent colour: the move about to be played) or ``("cell", cell)`` (the selec
 play window). ``cell_at`` gives the cell index ``row * size + col``; the play controller then takes
 the value from the keyboard.
 
-Givens are drawn brighter than played values. They are the env's ``puzzle`` when it has one,
-otherwise the grid seen before the first move (:func:`remember_givens` records it explicitly).
+Givens (recorded in the state, :func:`mc_envs.games.sudoku.givens_of`) are drawn brighter than
+played values.
+
+Play: click a cell (it stays selected), type its value (1-9, then A-G for 16x16); the arrow keys
+move the selection.
 """
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import numpy as np
 
 from mc_envs.games import sudoku as rules
 from render.theme import blit_centered
-
-_GIVENS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _cell(env: Any, theme: Any) -> int:
@@ -32,37 +32,18 @@ def board_size(env: Any, theme: Any) -> tuple[int, int]:
     return side, side
 
 
-def remember_givens(env: Any, grid: np.ndarray | None = None) -> None:
-    """Records which cells are givens (default: the env's current filled cells)."""
-    g = rules.grid_of(env._state) if grid is None else np.asarray(grid)
-    _GIVENS[env] = (g > 0).copy()
-
-
-def givens_of(env: Any) -> np.ndarray:
-    """A bool mask of the givens (see the module docstring)."""
-    mask = _GIVENS.get(env)
-    if mask is not None and mask.shape == (env.size, env.size):
-        return mask
-    if getattr(env, "puzzle", None) is not None:
-        return np.asarray(env.puzzle) > 0
-    grid = rules.grid_of(env._state)
-    if int(env._state[rules.MOVES]) == 0:
-        remember_givens(env, grid)
-    return grid > 0
-
-
 def draw(surface: Any, env: Any, theme: Any, highlight: Any = None) -> int:
     """Draws the grid; returns the number of filled cells."""
-    from render import require_pygame
+    from render._pygame import require_pygame
 
     pygame = require_pygame()
     n = env.size
     box = rules.box_side(n)
     size = _cell(env, theme)
-    state = env._state
+    state = env.state_view
     grid = rules.grid_of(state)
     domains = state[rules.HEADER + n * n : rules.HEADER + 2 * n * n]
-    givens = givens_of(env)
+    givens = rules.givens_of(state)
     w, h = board_size(env, theme)
     surface.fill(theme.grid, (0, 0, w, h))
     big = max(size * 2 // 3, 10)
@@ -128,7 +109,7 @@ def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
 
 def status(env: Any) -> str:
     """Filled cells and the outcome."""
-    state = env._state
+    state = env.state_view
     if env.solved:
         tail = "solved"
     elif state[rules.DEAD]:
@@ -136,3 +117,42 @@ def status(env: Any) -> str:
     else:
         tail = f"{len(env.legal_actions())} legal moves"
     return f"filled {env.score:g}/{env.max_score:g}   moves {int(state[rules.MOVES])}   {tail}"
+
+
+HELP = (
+    ("1-9, A-G", "value for the selected cell"),
+    ("arrows", "move the selection"),
+)
+_ARROWS = {"left": (0, -1), "right": (0, 1), "up": (-1, 0), "down": (1, 0)}
+
+
+def click(env: Any, cell: int, ui: Any) -> None:
+    """Selects the cell (a value is then typed)."""
+    ui.selected, ui.sticky, ui.hint = int(cell), True, None
+    ui.message = "type a value"
+
+
+def key(env: Any, name: str, char: str, ui: Any) -> int | None:
+    """Arrows move the selection; a value symbol fills the selected cell."""
+    n = env.size
+    if name in _ARROWS:
+        r, c = divmod(ui.selected or 0, n)
+        dr, dc = _ARROWS[name]
+        ui.selected, ui.sticky = ((r + dr) % n) * n + (c + dc) % n, True
+        return None
+    symbol = (char or "").upper()
+    if ui.selected is None or not symbol or symbol not in rules.SYMBOLS[:n]:
+        return None
+    return ui.selected * n + rules.SYMBOLS.index(symbol)
+
+
+def highlight(env: Any, ui: Any) -> Any:
+    """The hint, else the selected cell."""
+    if ui.hint is not None:
+        return ui.hint
+    return ("cell", ui.selected) if ui.selected is not None else None
+
+
+def show_hint(env: Any, action: int, ui: Any) -> None:
+    """A hint selects its cell."""
+    ui.selected = int(action) // env.size
