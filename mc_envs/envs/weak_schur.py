@@ -74,6 +74,9 @@ class WeakSchurEnv(PlanningEnv):
         self.observation_space = spaces.Box(-1, self.k - 1, (self.bound,), dtype=np.int8)
         self._set_state(rules.new_state(self.k))
 
+    def _check_state(self, data: np.ndarray) -> None:
+        rules.check_state(data, self._config)
+
     def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
         return rules.new_state(self.k)
 

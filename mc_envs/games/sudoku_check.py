@@ -18,10 +18,11 @@ def _popcounts(a: np.ndarray) -> np.ndarray:
 def check_state(data: np.ndarray, config: tuple) -> None:
     """Raises ValueError, naming the field and index, unless ``data`` is a state of a
     ``config = (size, branching)`` grid: values 1..size with no repeat in a row, column or box,
-    and every domain, domain size and counter exactly what forward checking gives."""
+    every domain, domain size and counter exactly what forward checking gives, and the givens
+    (0 or 1, on filled cells) accounting for every filled cell that is not a move."""
     size, branching = config
     b, cells = box_side(size), size * size
-    s = check_layout(data, "Sudoku", np.int64, HEADER + 3 * cells)
+    s = check_layout(data, "Sudoku", np.int64, HEADER + 4 * cells)
     h = s[:HEADER].tolist()
     values = s[HEADER : HEADER + cells]
     if values.min() < 0 or values.max() > size:
@@ -58,13 +59,25 @@ def check_state(data: np.ndarray, config: tuple) -> None:
                 got[i],
                 f"expected {want[i]}",
             )
+    givens = s[HEADER + 3 * cells : HEADER + 4 * cells]
+    bad = (givens != 0) & ((givens != 1) | empty)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise state_error(
+            "Sudoku",
+            f"given at {_where(i, size)}",
+            HEADER + 3 * cells + i,
+            givens[i],
+            "expected 0, or 1 on a filled cell",
+        )
     filled = cells - int(empty.sum())
     expected = (size, b, filled, int(bool((dsize == 0).any())), BRANCHINGS[branching])
     for i, want in enumerate(expected):
         if h[i] != want:
             raise state_error("Sudoku", _FIELDS[i], i, h[i], f"expected {want}")
-    if not 0 <= h[MOVES] <= filled or h[6] != 0 or h[7] != 0:
-        i = MOVES if not 0 <= h[MOVES] <= filled else 6 if h[6] else 7
+    moves = filled - int(givens.sum())  # every filled cell is a given or a move
+    if h[MOVES] != moves or h[6] != 0 or h[7] != 0:
+        i = MOVES if h[MOVES] != moves else 6 if h[6] else 7
         raise state_error(
-            "Sudoku", _FIELDS[i], i, h[i], f"expected 0..{filled}" if i == MOVES else "expected 0"
+            "Sudoku", _FIELDS[i], i, h[i], f"expected {moves}" if i == MOVES else "expected 0"
         )

@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from mc_envs._numba import njit
-from mc_envs.core import Kernel
+from mc_envs.core import Kernel, check_layout, state_error
 from mc_envs.rng import rng_below
 
 K, N, USED, BOUND = range(4)
@@ -182,6 +182,50 @@ def is_weakly_sum_free(numbers: list[int]) -> bool:
     """True when no ``x + y = z`` with ``x != y``, all three in ``numbers``."""
     s = set(numbers)
     return not any(x + y in s for x in s for y in s if x < y)
+
+
+def check_state(data: np.ndarray, config: tuple) -> None:
+    """Raises ValueError, naming the field and index, unless ``data`` is a state of ``config =
+    (k,)``: the header, integers 1..N placed in parts 0..K-1 opened in order, the rest -1, and
+    every part weakly sum-free."""
+    (k,) = config
+    b = bound(k)
+    s = check_layout(data, "WeakSchur", np.int64, HEADER + b)
+    for i, (name, want) in enumerate((("K", k), ("N", None), ("USED", None), ("BOUND", b))):
+        if want is not None and s[i] != want:
+            raise state_error("WeakSchur", name, i, s[i], f"expected {want}")
+    n = int(s[N])
+    if not 0 <= n <= b:
+        raise state_error("WeakSchur", "N", N, n, f"expected 0..{b}")
+    if (s[4:HEADER] != 0).any():
+        i = 4 + int(np.flatnonzero(s[4:HEADER])[0])
+        raise state_error("WeakSchur", "reserved", i, s[i], "expected 0")
+    parts, rest = s[HEADER : HEADER + n], s[HEADER + n :]
+    bad = np.flatnonzero((parts < 0) | (parts >= k))
+    if len(bad):
+        i = int(bad[0])
+        raise state_error(
+            "WeakSchur", f"part of {i + 1}", HEADER + i, parts[i], f"expected 0..{k - 1}"
+        )
+    if (rest != -1).any():
+        i = n + int(np.flatnonzero(rest != -1)[0])
+        raise state_error("WeakSchur", f"part of {i + 1}", HEADER + i, s[HEADER + i], "expected -1")
+    opened = np.maximum.accumulate(np.concatenate([[-1], parts]))[:-1] + 1  # next part allowed
+    late = np.flatnonzero(parts > opened)
+    if len(late):
+        i = int(late[0])
+        raise state_error(
+            "WeakSchur", f"part of {i + 1}", HEADER + i, parts[i], "a part opened out of order"
+        )
+    used = int(parts.max()) + 1 if n else 0
+    if s[USED] != used:
+        raise state_error("WeakSchur", "USED", USED, s[USED], f"expected {used}")
+    for p in range(used):
+        members = np.flatnonzero(parts == p) + 1
+        if not is_weakly_sum_free(members.tolist()):
+            raise state_error(
+                "WeakSchur", "parts", f"part {PARTS[p]}", "invalid", "not weakly sum-free"
+            )
 
 
 def action_to_string(state: np.ndarray, action: int) -> str:
