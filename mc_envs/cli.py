@@ -76,7 +76,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     env_id = GAMES[args.game]
     try:
         env_kwargs = _env_kwargs(args)
-        env = gym.make(env_id, **env_kwargs)
+        env = gym.make(env_id, illegal_action="raise", **env_kwargs)  # planners stay strict
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{args.game}: {exc}") from None
     env.reset(seed=args.seed)
