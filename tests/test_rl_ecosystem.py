@@ -251,3 +251,20 @@ def test_wrapped_envs_copy_pickle_and_record_an_illegal_ending() -> None:
     _, reward, terminated, truncated, info = env.step(bad)
     assert terminated and reward == 0.0 and info["illegal_action"]
     assert info["episode"]["l"] == 2 and info["episode"]["r"] == env.unwrapped.score
+
+
+@pytest.mark.parametrize("env_id", ["mc_envs/SameGame-v0", "mc_envs/Sudoku-v0"])
+def test_maskless_ppo_and_dqn_train_through_illegal_actions(env_id) -> None:
+    from stable_baselines3 import DQN, PPO
+    from stable_baselines3.common.monitor import Monitor
+
+    def make():
+        return Monitor(gym.wrappers.FlattenObservation(gym.make(env_id)))
+
+    ppo = PPO("MlpPolicy", make(), n_steps=64, batch_size=32, n_epochs=1, seed=0)
+    ppo.learn(total_timesteps=64)
+    dqn = DQN("MlpPolicy", make(), learning_starts=32, buffer_size=200, seed=0)
+    dqn.learn(total_timesteps=64)
+    # A random policy over the whole space hits illegal actions: episodes end instead of raising.
+    episodes = ppo.env.envs[0].get_episode_lengths() + dqn.env.envs[0].get_episode_lengths()
+    assert len(episodes) > 1 and min(episodes) >= 1
