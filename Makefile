@@ -9,6 +9,9 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	# CPU PyTorch for the rl extra (stable-baselines3, sb3-contrib). The pin takes the machine's
+	# local CPU build; unpinned, pip would take the newest build with several GB of CUDA packages.
+	$(PY) -m pip install --quiet "torch==2.13.0"
 	$(PY) -m pip install --quiet -e ".[all]"
 	touch $(STAMP)
 

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 from agents.base import NEG_INF, Callback, Progress, SearchResult
 from agents.pools import BACKENDS, REPORT_EVERY, make_pool
+from mc_envs.core import strict
 from mc_envs.rng import rng_state
 
 CUT = ("playouts", "max_score", "stopped", "callback", "time")  # a task that did not finish
@@ -112,7 +113,8 @@ class ParallelAgent:
         ``parallel`` scheme than ``"root"``, the scheme runs the search.
         """
         if self.workers == 1 and self.parallel == "root":
-            return self.run_search(env, **kwargs)
+            with strict(env):  # a planner's wrong move is an error, never an ended episode
+                return self.run_search(env, **kwargs)
         if kwargs.get("checkpoint") is not None:
             raise ValueError("a checkpoint holds one search: use workers=1 with checkpoint=")
         kwargs = {k: v for k, v in kwargs.items() if k not in ("checkpoint", "resume")}

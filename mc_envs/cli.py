@@ -110,7 +110,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     env_kwargs = _env_kwargs(args, game)
     try:
         mode = {"render_mode": "ansi"} if game.until_solved else {}  # to show the end
-        env = gym.make(env_id, **env_kwargs, **mode)
+        env = gym.make(env_id, illegal_action="raise", **env_kwargs, **mode)  # planners stay strict
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{args.game}: {exc}") from None
     env.reset(seed=args.seed)

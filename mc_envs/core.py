@@ -8,17 +8,23 @@ empty exactly when the game is over), ``action_masks() -> bool array``, ``curren
 works with every agent (the generic path). ``action_to_string(action)`` names a move in the game's
 own notation for people (replay, play, error messages). Built-in envs also carry a :class:`Kernel` of compiled
 rules, which agents use for their compiled search (the fast path).
+
+Illegal actions follow the env's ``illegal_action`` policy (see :class:`PlanningEnv`): by default an
+illegal action ends the episode with a penalty, as RL libraries expect; ``"raise"`` is the strict
+mode that planners, ``mc-envs verify``, play and replay use (:func:`strict`).
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
 from mc_envs.rng import Rng
 
@@ -38,6 +44,36 @@ class IllegalActionError(ValueError):
         self.action = action
         self.reason = reason
         self.move = move
+
+
+ILLEGAL_ACTION_POLICIES = ("terminate", "raise")
+
+
+@contextmanager
+def strict(env: Any) -> Iterator[Any]:
+    """Within the block, ``env`` raises :class:`IllegalActionError` on an illegal action.
+
+    Sets ``env.unwrapped.illegal_action = "raise"`` and restores the previous policy on exit (also
+    when the block raises). An env without an ``illegal_action`` attribute is left as it is: the
+    planning-env contract has it raise already. Planners, ``verify``, play and replay step through
+    this, so that a wrong move is an error and never a silently ended episode::
+
+        with strict(env):
+            env.step(action)  # IllegalActionError if the action is illegal
+
+    Yields:
+        ``env`` itself.
+    """
+    base = getattr(env, "unwrapped", env)
+    previous = getattr(base, "illegal_action", None)
+    if previous is None:
+        yield env
+        return
+    base.illegal_action = "raise"
+    try:
+        yield env
+    finally:
+        base.illegal_action = previous
 
 
 @dataclass(frozen=True, eq=False)
@@ -207,18 +243,67 @@ class PlanningEnv(gym.Env):
     Subclasses define ``game``, ``_config`` (a tuple), ``_new_state(seed, options)`` returning the
     initial state array, ``_observation()``, and a :class:`Kernel` in ``kernel``. The state array is
     ``self._state``; a scratch array for the kernel is ``self._ws``.
+
+    Illegal actions. An action of the action space that is not legal in the current state (or any
+    action once the game is over) is handled by the policy ``illegal_action``, given to every
+    built-in env's constructor and switchable per instance (``env.unwrapped.illegal_action =
+    "raise"``, or for a block :func:`strict`):
+
+    - ``"terminate"`` (the default, as in pgx and PettingZoo classic): the state is left unchanged
+      and ``step`` returns ``terminated=True``, the reward :attr:`illegal_reward` (0 once the game
+      is already over) and ``info["illegal_action"] = True`` with ``info["action"]`` and
+      ``info["reason"]``. Gymnasium's ``check_env`` and mask-less RL algorithms (PPO, DQN) sample any
+      action of the space; with this policy they learn that illegal moves lose instead of crashing.
+      The episode is over: call ``reset()``. The game itself is not over (``legal_actions()`` still
+      lists its moves), so a caller that ignores ``terminated`` may go on playing legal moves.
+    - ``"raise"``: ``step`` raises :class:`IllegalActionError` (a ``ValueError``) naming the action
+      and the reason, and the state is left unchanged.
+
+    An action that is not an integer of the action space raises :class:`IllegalActionError` under
+    both policies: it is a bug of the caller, not a move (PettingZoo asserts it the same way).
+
+    ``illegal_reward`` is 0 in one-player puzzles, where a reward is the score that the move gains:
+    ending the game early already forfeits every point still to come, which is the real penalty,
+    and the episode's return stays the puzzle's score (``env.unwrapped.score``). A fixed negative
+    value would not scale across games whose scores run from +1 a cell (Sudoku) to thousands
+    (SameGame); Jumanji's puzzles end an invalid action's episode with reward 0 the same way. One
+    caveat: under SameGame's ``penalty="jsgames"`` or ``"schadd"`` an illegal move ends the game
+    without the leftover penalty; train with action masks there. Two-player games use -1 (a loss
+    for the player who moved, as pgx and PettingZoo classic).
     """
 
     game: ClassVar[str] = "abstract"
     default_policy: ClassVar[str] = "random"
+    illegal_reward: ClassVar[float] = 0.0
     kernel: Kernel
     _config: tuple
     _state: np.ndarray
     max_score: float | None = None
 
-    def __init__(self) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Gymnasium 1.x reads how vector envs autoreset from the metadata: the next step() after
+        # the end of an episode resets (the default of gym.make_vec's sync and async envs).
+        cls.metadata = {**cls.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, illegal_action: str = "terminate") -> None:
         self._legal_cache: np.ndarray | None = None
         self._out: np.ndarray | None = None
+        self.illegal_action = illegal_action
+
+    @property
+    def illegal_action(self) -> str:
+        """What ``step`` does with an illegal action: ``"terminate"`` or ``"raise"`` (see above)."""
+        return self._illegal_action
+
+    @illegal_action.setter
+    def illegal_action(self, policy: str) -> None:
+        if policy not in ILLEGAL_ACTION_POLICIES:
+            raise ValueError(
+                f"{type(self).__name__}: illegal_action must be one of "
+                f"{list(ILLEGAL_ACTION_POLICIES)}, got {policy!r}"
+            )
+        self._illegal_action = policy
 
     # -- the kernel-backed contract -------------------------------------------------------------
 
@@ -296,7 +381,8 @@ class PlanningEnv(gym.Env):
         mask[self.legal_actions()] = True
         return mask
 
-    def _check_action(self, action: Any) -> int:
+    def _action_index(self, action: Any) -> int:
+        """The action as an int of the action space; raises :class:`IllegalActionError` if not."""
         try:
             a = int(action)
         except (TypeError, ValueError):
@@ -305,20 +391,50 @@ class PlanningEnv(gym.Env):
             raise IllegalActionError(action, "not an integer action")
         if not 0 <= a < self.action_space.n:
             raise IllegalActionError(a, f"outside the action space 0..{self.action_space.n - 1}")
+        return a
+
+    def _illegal_reason(self, a: int) -> str | None:
+        """Why action ``a`` of the action space is illegal now, or None if it is legal."""
         legal = self.legal_actions()
         if len(legal) == 0:
-            raise IllegalActionError(a, "the game is over")
+            return "the game is over"
         i = np.searchsorted(legal, a)
         if i == len(legal) or legal[i] != a:
-            raise IllegalActionError(a, self._why_illegal(a), self.action_to_string(a))
+            return self._why_illegal(a)
+        return None
+
+    def _check_action(self, action: Any) -> int:
+        """The action as an int if it is legal; raises :class:`IllegalActionError` otherwise."""
+        a = self._action_index(action)
+        reason = self._illegal_reason(a)
+        if reason is not None:
+            raise IllegalActionError(a, reason, self.action_to_string(a))
         return a
 
     def _why_illegal(self, action: int) -> str:
         return "not a legal move in this state"
 
+    def _refuse(self, action: int, reason: str):
+        """``step``'s answer to an illegal action under the ``illegal_action`` policy."""
+        if self._illegal_action == "raise":
+            raise IllegalActionError(action, reason)
+        over = len(self.legal_actions()) == 0
+        info = self._info()
+        info.update(illegal_action=True, action=action, reason=reason)
+        reward = 0.0 if over else float(self.illegal_reward)
+        return self._observation(), reward, True, False, info
+
     def step(self, action: Any):
-        """Plays one action; raises :class:`IllegalActionError` (state unchanged) if illegal."""
-        a = self._check_action(action)
+        """Plays one action; an illegal one is handled by the ``illegal_action`` policy.
+
+        Raises:
+            IllegalActionError: the action is not an integer of the action space, or it is illegal
+                and the policy is ``"raise"``; the state is unchanged.
+        """
+        a = self._action_index(action)
+        reason = self._illegal_reason(a)
+        if reason is not None:
+            return self._refuse(a, reason)
         before = self.score
         self.kernel.play(self._state, a, self._ws)
         self._legal_cache = None

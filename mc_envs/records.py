@@ -209,10 +209,12 @@ class Verdict:
 
 
 def replay_env(record: dict, render_mode: str | None = None) -> Any:
-    """The env of a record, reset to its start."""
+    """The env of a record, reset to its start, strict: an illegal move raises."""
     import gymnasium as gym
 
     env = gym.make(record["env_id"], render_mode=render_mode, **record["env_kwargs"])
+    if hasattr(env.unwrapped, "illegal_action"):
+        env.unwrapped.illegal_action = "raise"
     env.reset(seed=record.get("reset_seed"))
     return env
 

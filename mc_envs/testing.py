@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from mc_envs.core import IllegalActionError, State
+from mc_envs.core import IllegalActionError, State, strict
 
 
 class ConformanceError(AssertionError):
@@ -204,7 +204,14 @@ def check_planning_env(
     if env.clone_state() != before:
         _fail("foreign snapshot", "a refused restore_state() changed the state")
 
+    _check_terminate_policy(make_env, seed)
     # Random games: invariants at every step, illegal actions refused without effect.
+    with strict(env):
+        _random_games(env, rng, seed)
+
+
+def _random_games(env: Any, rng: np.random.Generator, seed: int) -> None:
+    """Three random games, checking the invariants and refusing an illegal action at every step."""
     for game in range(3):
         env.reset(seed=seed + 10 + game)
         terminated = truncated = False
@@ -240,3 +247,36 @@ def check_planning_env(
                 _fail("illegal action", "a step after the end of the game was accepted")
             if env.clone_state() != snap:
                 _fail("illegal action", "a refused step after the end changed the state")
+
+
+def _check_terminate_policy(make_env: Callable[[], gym.Env], seed: int) -> None:
+    """An env with an ``illegal_action`` policy: under ``"terminate"`` an illegal action ends the
+    episode with ``info["illegal_action"]`` and leaves the state unchanged, also after the end."""
+    wrapped = make_env()
+    env = wrapped.unwrapped
+    if not hasattr(env, "illegal_action"):
+        return
+    env.illegal_action = "terminate"
+    wrapped.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    legal = env.legal_actions()
+    illegal = np.setdiff1d(np.arange(env.action_space.n), legal)
+    while len(legal) and not len(illegal):
+        wrapped.step(int(rng.choice(legal)))
+        legal = env.legal_actions()
+        illegal = np.setdiff1d(np.arange(env.action_space.n), legal)
+    for bad in illegal[:1].tolist() + ([] if len(legal) else [0]):
+        snap = env.clone_state()
+        _, reward, terminated, truncated, info = wrapped.step(bad)
+        if not (terminated and not truncated and info.get("illegal_action") is True):
+            _fail(
+                "terminate policy",
+                f"step({bad}) (illegal) must return terminated=True, truncated=False and "
+                f"info['illegal_action']=True; got {terminated}, {truncated}, {info}",
+            )
+        if not isinstance(info.get("reason"), str) or info.get("action") != bad:
+            _fail("terminate policy", f"info lacks the action and reason of step({bad}): {info}")
+        if not isinstance(reward, float):
+            _fail("terminate policy", f"the reward of step({bad}) is not a float: {reward!r}")
+        if env.clone_state() != snap:
+            _fail("terminate policy", f"the illegal step({bad}) changed the state")

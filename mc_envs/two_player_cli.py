@@ -80,7 +80,7 @@ def play_terminal(
         The human's result: +1 win, 0 draw, -1 loss.
     """
     out = out or sys.stdout
-    env = gym.make(game_id(game), render_mode="ansi").unwrapped
+    env = gym.make(game_id(game), render_mode="ansi", illegal_action="raise").unwrapped
     env.reset(seed=seed)
     agent = make_agent(vs, seed=seed, iterations=iterations, time_limit=time)
     while len(env.legal_actions()):
@@ -157,7 +157,7 @@ def arena(
         and the 95% Wilson interval of the score in ``interval``.
     """
     out = out or sys.stdout
-    env = gym.make(game_id(game)).unwrapped
+    env = gym.make(game_id(game), illegal_action="raise").unwrapped
     wins = draws = losses = 0
     start = _time.perf_counter()
     for g in range(games):

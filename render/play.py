@@ -162,11 +162,12 @@ class PlaySession:
 
     def play(self, action: int) -> bool:
         """Plays a legal action (saving the state for undo); returns False if it is illegal."""
-        from mc_envs.core import IllegalActionError
+        from mc_envs.core import IllegalActionError, strict
 
         before = self.env.clone_state()
         try:
-            _, reward, terminated, _, _ = self.env.step(int(action))
+            with strict(self.env):
+                _, reward, terminated, _, _ = self.env.step(int(action))
         except IllegalActionError as exc:
             self.message = exc.reason
             return False

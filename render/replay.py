@@ -48,14 +48,15 @@ class Replay:
     scores: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        from mc_envs.core import IllegalActionError
+        from mc_envs.core import IllegalActionError, strict
 
         env = self.env
         self.states = [env.clone_state()]
         self.scores = [float(env.score)]
         for i, a in enumerate(self.actions, 1):
             try:
-                env.step(int(a))
+                with strict(env):
+                    env.step(int(a))
             except IllegalActionError as exc:
                 move = f"action {a}" + (f", {exc.move}" if exc.move else "")
                 raise ValueError(

@@ -30,7 +30,7 @@ L, R = 0, 1
 )
 def test_scores_of_hand_made_walks(actions: list[int], leftmove: int, leftmostpath: int) -> None:
     for cls, want in [(LeftMoveEnv, leftmove), (LeftmostPathEnv, leftmostpath)]:
-        env = cls(depth=len(actions))
+        env = cls(depth=len(actions), illegal_action="raise")
         env.reset()
         rewards = []
         for i, a in enumerate(actions):

@@ -20,7 +20,7 @@ def make(**kwargs):
 
 
 def at(text: str):
-    env = make()
+    env = make(illegal_action="raise")
     env._set_state(c4.parse_board(text))
     return env
 
@@ -88,7 +88,7 @@ def test_env_contract() -> None:
 
 
 def test_illegal_moves_raise_and_change_nothing() -> None:
-    env = make()
+    env = make(illegal_action="raise")
     for _ in range(6):
         env.step(0)
     before = env.clone_state()

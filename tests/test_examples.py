@@ -59,3 +59,12 @@ def test_custom_env_example_runs_as_a_script():
         env=ENV,
     )
     assert "optimum by dynamic programming" in run.stdout
+
+
+def test_maskable_ppo_example_learns_to_lose_less_against_random():
+    module = runpy.run_path(str(EXAMPLES / "maskable_ppo_tictactoe.py"), run_name="example")
+    results = module["main"](["--steps", "4096", "--games", "200", "--seed", "0"])
+    before, after = results["untrained"], results["trained"]
+    assert sum(before.values()) == sum(after.values()) == 200
+    assert after["losses"] < before["losses"]
+    assert after["wins"] + after["draws"] / 2 > before["wins"] + before["draws"] / 2

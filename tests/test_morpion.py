@@ -256,7 +256,7 @@ def test_clone_restore_replay():
 
 
 def test_illegal_action_leaves_state_unchanged():
-    env = MorpionSolitaireEnv("5D")
+    env = MorpionSolitaireEnv("5D", illegal_action="raise")
     env.reset()
     before = env.clone_state()
     with pytest.raises(IllegalActionError, match="already a dot"):

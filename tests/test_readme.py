@@ -12,3 +12,13 @@ def test_the_api_example_runs(capsys):
     exec(compile(block.replace("time_limit=10", "time_limit=1"), "README.md", "exec"), {})
     score, moves, playouts = capsys.readouterr().out.split()
     assert float(score) > 0 and int(moves) > 0 and int(playouts) > 0
+
+
+def test_the_rl_libraries_example_runs(capsys):
+    section = README.read_text().split("## With RL libraries", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert "total_timesteps=20_000" in block
+    exec(compile(block.replace("20_000", "64"), "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("-1.0 True True cell (row 1, col 1)")
+    assert lines[1].startswith("illegal action 4: cell (row 1, col 1) is occupied")

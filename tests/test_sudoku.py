@@ -123,7 +123,7 @@ def test_dead_end_ends_the_game() -> None:
     # Row 1 holds 1..7 in columns 1..7, and (row 4, column 9) holds an 8: cell (1, 8) can only
     # be 8 or 9 and cell (1, 9) only 9. Putting 9 in (1, 8) empties the domain of (1, 9).
     text = "1234567.." + "." * 26 + "8" + "." * 45
-    env = SudokuEnv(puzzle=text, branching="all")
+    env = SudokuEnv(puzzle=text, branching="all", illegal_action="raise")
     env.reset()
     assert _domain(env._state, 0, 7) == {8, 9} and _domain(env._state, 0, 8) == {9}
     _, reward, terminated, truncated, info = env.step(7 * 9 + 8)
@@ -136,7 +136,7 @@ def test_dead_end_ends_the_game() -> None:
 
 def test_mrv_branching_offers_the_smallest_domain_only() -> None:
     text = "1234567.." + "." * 26 + "8" + "." * 45
-    env = SudokuEnv(puzzle=text)
+    env = SudokuEnv(puzzle=text, illegal_action="raise")
     env.reset()
     assert env.legal_actions().tolist() == [8 * 9 + 8]  # cell (1, 9): only 9
     with pytest.raises(
@@ -147,7 +147,7 @@ def test_mrv_branching_offers_the_smallest_domain_only() -> None:
         IllegalActionError, match=r"cell \(row 1, column 1\) is already filled with 1"
     ):
         env.step(0)
-    env_all = SudokuEnv(puzzle=text, branching="all")
+    env_all = SudokuEnv(puzzle=text, branching="all", illegal_action="raise")
     env_all.reset()
     legal = env_all.legal_actions()
     assert np.all(np.diff(legal) > 0) and len(legal) > 100

@@ -23,7 +23,7 @@ def make(**kwargs):
 
 
 def at(text: str):
-    env = make()
+    env = make(illegal_action="raise")
     env._set_state(ttt.parse_board(text))
     return env
 
@@ -59,7 +59,7 @@ def test_env_contract_and_rewards() -> None:
 
 
 def test_illegal_moves_raise_and_change_nothing() -> None:
-    env = make()
+    env = make(illegal_action="raise")
     env.step(4)
     before = env.clone_state()
     for bad in (4, 9, -1, 1.5):

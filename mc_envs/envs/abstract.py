@@ -15,8 +15,10 @@ class _TreeEnv(PlanningEnv):
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
     _kind: str
 
-    def __init__(self, depth: int = 10, render_mode: str | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self, depth: int = 10, render_mode: str | None = None, illegal_action: str = "terminate"
+    ) -> None:
+        super().__init__(illegal_action=illegal_action)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, "
@@ -80,6 +82,9 @@ class LeftMoveEnv(_TreeEnv):
 
     - ``depth``: the depth of the tree (default 10); ``max_score = depth``.
     - ``render_mode``: None or ``"ansi"``.
+    - ``illegal_action``: ``"terminate"`` (default: an illegal action ends the episode with
+      reward 0 (forfeiting the points still to come) and ``info["illegal_action"]``, the state unchanged) or ``"raise"`` (raises
+      :class:`mc_envs.IllegalActionError`); see :class:`mc_envs.PlanningEnv`.
 
     Playout policy: ``"random"`` (uniform), the default.
 
@@ -122,6 +127,9 @@ class LeftmostPathEnv(_TreeEnv):
 
     - ``depth``: the depth of the tree (default 10); ``max_score = depth``.
     - ``render_mode``: None or ``"ansi"``.
+    - ``illegal_action``: ``"terminate"`` (default: an illegal action ends the episode with
+      reward 0 (forfeiting the points still to come) and ``info["illegal_action"]``, the state unchanged) or ``"raise"`` (raises
+      :class:`mc_envs.IllegalActionError`); see :class:`mc_envs.PlanningEnv`.
 
     Playout policy: ``"random"`` (uniform), the default.
 

@@ -16,8 +16,9 @@ class ConnectFourEnv(TwoPlayerEnv):
 
     ## Action Space
     ``Discrete(7)``: the column, 0..6 from the left. A full column is illegal
-    (``action_masks()``, ``info["action_mask"]``); an illegal move raises
-    :class:`mc_envs.IllegalActionError` and changes nothing.
+    (``action_masks()``, ``info["action_mask"]``); an illegal move ends the
+    episode with reward -1 (or raises :class:`mc_envs.IllegalActionError` with
+    ``illegal_action="raise"``), changing nothing.
 
     ## Observation Space
     ``Box(0, 1, (2, 6, 7), int8)`` from the side to move, row 0 at the top: plane 0 the mover's
@@ -39,6 +40,9 @@ class ConnectFourEnv(TwoPlayerEnv):
       ``step``; a spec's agent is seeded from the env's ``np_random`` (the reset seed).
     - ``agent_player``: with an opponent, the agent's side: 0 (moves first, default) or 1.
     - ``render_mode``: ``"ansi"``.
+    - ``illegal_action``: ``"terminate"`` (default: an illegal action ends the episode with
+      reward -1, a loss for the mover, and ``info["illegal_action"]``, the state unchanged) or
+      ``"raise"`` (raises :class:`mc_envs.IllegalActionError`); see :class:`mc_envs.PlanningEnv`.
 
     Playout policy: ``"random"`` (uniform), the default. A heuristic move prior for PUCT is
     :func:`mc_envs.games.connect_four.heuristic_prior` (``agents.puct.connect_four_prior``).

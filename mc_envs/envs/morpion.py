@@ -59,6 +59,9 @@ class MorpionSolitaireEnv(PlanningEnv):
       spans 17 x 21 points). A line may not leave the grid.
     - ``render_mode``: None or ``"ansi"`` (a text picture: ``o`` dots, ``- | \\ /`` segments,
       ``X`` two crossing diagonals).
+    - ``illegal_action``: ``"terminate"`` (default: an illegal action ends the episode with
+      reward 0 (forfeiting the points still to come) and ``info["illegal_action"]``, the state unchanged) or ``"raise"`` (raises
+      :class:`mc_envs.IllegalActionError`); see :class:`mc_envs.PlanningEnv`.
 
     ``reset`` always gives the standard cross: ``seed`` only seeds ``np_random``. Playout policy:
     ``"random"`` (uniform over the sorted legal actions), the default. ``max_score`` is None.
@@ -72,9 +75,13 @@ class MorpionSolitaireEnv(PlanningEnv):
     game = "MorpionSolitaire"
 
     def __init__(
-        self, variant: str = "5D", size: int = rules.DEFAULT_SIZE, render_mode: str | None = None
+        self,
+        variant: str = "5D",
+        size: int = rules.DEFAULT_SIZE,
+        render_mode: str | None = None,
+        illegal_action: str = "terminate",
     ) -> None:
-        super().__init__()
+        super().__init__(illegal_action=illegal_action)
         if variant not in rules.VARIANTS:
             raise ValueError(f"variant must be '5D' or '5T', got {variant!r}")
         if render_mode not in (None, *self.metadata["render_modes"]):

@@ -91,6 +91,9 @@ class SameGameEnv(PlanningEnv):
     - ``penalty``: ``"none"`` (default, as in the literature), ``"jsgames"`` (minus (N - 2)^2 for
       the N cells left) or ``"schadd"`` (minus (n - 2)^2 for each colour with n >= 2 left).
     - ``render_mode``: ``"ansi"``.
+    - ``illegal_action``: ``"terminate"`` (default: an illegal action ends the episode with
+      reward 0 (forfeiting the points still to come) and ``info["illegal_action"]``, the state unchanged) or ``"raise"`` (raises
+      :class:`mc_envs.IllegalActionError`); see :class:`mc_envs.PlanningEnv`.
 
     Playout policies: ``"random"`` and ``"tabu"`` (TabuColorRandom, Schadd 2008: the colour with
     most cells at the start of the playout is played only when nothing else is legal; the default).
@@ -112,8 +115,9 @@ class SameGameEnv(PlanningEnv):
         colors: int = 5,
         penalty: str = "none",
         render_mode: str | None = None,
+        illegal_action: str = "terminate",
     ) -> None:
-        super().__init__()
+        super().__init__(illegal_action=illegal_action)
         if penalty not in sg.PENALTIES:
             raise ValueError(f"penalty must be one of {sorted(sg.PENALTIES)}, got {penalty!r}")
         if position is not None and board is not None:

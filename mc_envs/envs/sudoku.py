@@ -80,6 +80,9 @@ class SudokuEnv(PlanningEnv):
       for 16x16.
     - ``branching``: ``"mrv"`` (default) or ``"all"``, see Action Space.
     - ``render_mode``: None or ``"ansi"``.
+    - ``illegal_action``: ``"terminate"`` (default: an illegal action ends the episode with
+      reward 0 (forfeiting the points still to come) and ``info["illegal_action"]``, the state unchanged) or ``"raise"`` (raises
+      :class:`mc_envs.IllegalActionError`); see :class:`mc_envs.PlanningEnv`.
 
     Playout policies: ``"mrv"`` (default; the paper's: smallest domain first, lowest cell on ties,
     a uniformly random value) and ``"random"`` (a uniformly random legal action). They coincide
@@ -101,8 +104,9 @@ class SudokuEnv(PlanningEnv):
         empty_fraction: float | None = None,
         branching: str = "mrv",
         render_mode: str | None = None,
+        illegal_action: str = "terminate",
     ) -> None:
-        super().__init__()
+        super().__init__(illegal_action=illegal_action)
         rules.box_side(size)
         if branching not in rules.BRANCHINGS:
             raise ValueError(

@@ -15,8 +15,9 @@ class TicTacToeEnv(TwoPlayerEnv):
 
     ## Action Space
     ``Discrete(9)``: the cell ``row * 3 + col``, row 0 at the top. Occupied cells are illegal
-    (``action_masks()``, ``info["action_mask"]``); an illegal move raises
-    :class:`mc_envs.IllegalActionError` and changes nothing.
+    (``action_masks()``, ``info["action_mask"]``); an illegal move ends the
+    episode with reward -1 (or raises :class:`mc_envs.IllegalActionError` with
+    ``illegal_action="raise"``), changing nothing.
 
     ## Observation Space
     ``Box(0, 1, (2, 3, 3), int8)`` from the side to move: plane 0 the mover's stones, plane 1 the
@@ -37,6 +38,9 @@ class TicTacToeEnv(TwoPlayerEnv):
       ``step``; a spec's agent is seeded from the env's ``np_random`` (the reset seed).
     - ``agent_player``: with an opponent, the agent's side: 0 (moves first, default) or 1.
     - ``render_mode``: ``"ansi"``.
+    - ``illegal_action``: ``"terminate"`` (default: an illegal action ends the episode with
+      reward -1, a loss for the mover, and ``info["illegal_action"]``, the state unchanged) or
+      ``"raise"`` (raises :class:`mc_envs.IllegalActionError`); see :class:`mc_envs.PlanningEnv`.
 
     Playout policy: ``"random"`` (uniform), the default.
 

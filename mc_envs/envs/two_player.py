@@ -19,18 +19,25 @@ class TwoPlayerEnv(PlanningEnv):
     Without ``opponent`` the env is the plain alternating game: ``current_player`` says who moves and
     the reward is for the player who just moved. With ``opponent`` it is a one-agent env: the agent
     plays ``agent_player`` and the built-in player answers inside ``step``.
+
+    An illegal action under ``illegal_action="terminate"`` (the default) ends the episode with
+    reward -1 for the player who tried it (a loss, as in pgx and PettingZoo classic) and no answer
+    from the opponent; ``"raise"`` raises :class:`~mc_envs.IllegalActionError` (see
+    :class:`~mc_envs.core.PlanningEnv`). An illegal move of the built-in opponent always raises.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 2}
     rules: ClassVar[Any]
+    illegal_reward: ClassVar[float] = -1.0
 
     def __init__(
         self,
         opponent: str | Opponent | Any | None = None,
         agent_player: int = 0,
         render_mode: str | None = None,
+        illegal_action: str = "terminate",
     ) -> None:
-        super().__init__()
+        super().__init__(illegal_action=illegal_action)
         if isinstance(opponent, str):
             from agents.specs import parse
 
@@ -109,9 +116,13 @@ class TwoPlayerEnv(PlanningEnv):
         """Plays ``action`` for the player to move (and the opponent's answer, if there is one).
 
         Raises:
-            IllegalActionError: the move is illegal or the game is over; nothing changes.
+            IllegalActionError: the action is not an integer of the action space, or the move is
+                illegal (or the game over) and ``illegal_action`` is ``"raise"``; nothing changes.
         """
-        a = self._check_action(action)
+        a = self._action_index(action)
+        reason = self._illegal_reason(a)
+        if reason is not None:
+            return self._refuse(a, reason)
         mover = self.current_player
         self.kernel.play(self._state, a, self._ws)
         self._legal_cache = None

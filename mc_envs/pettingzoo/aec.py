@@ -1,27 +1,26 @@
-"""PettingZoo AEC adapters for the two-player envs (``pip install pettingzoo``).
-
-    from mc_envs.pettingzoo import connect_four_v0
-    env = connect_four_v0()
-    env.reset(seed=0)
-    for agent in env.agent_iter():
-        obs, reward, termination, truncation, info = env.last()
-        action = None if termination or truncation else env.action_space(agent).sample(obs["action_mask"])
-        env.step(action)
+"""The AEC env shared by the PettingZoo modules :mod:`~mc_envs.pettingzoo.connect_four_v0` and
+:mod:`~mc_envs.pettingzoo.tictactoe_v0`, and the wrappers their ``env()`` adds.
 
 Agents are ``"player_0"`` (moves first) and ``"player_1"``. Each observation is a dict:
 ``"observation"`` = (2, rows, cols) int8 planes from that agent's side (its stones, then the
 opponent's) and ``"action_mask"`` = int8 over the actions, all zero when it is not that agent's turn.
-Rewards come at the end: +1 to the winner, -1 to the loser, 0 for a draw. An illegal action raises
-:class:`mc_envs.IllegalActionError` (the state is unchanged).
+Rewards come at the end: +1 to the winner, -1 to the loser, 0 for a draw. The raw env raises
+:class:`mc_envs.IllegalActionError` on an illegal action (the state is unchanged); ``env()`` wraps it
+as PettingZoo classic does, so that an illegal action ends the game with -1 for the agent that
+tried it and 0 for the other.
 """
 
 from __future__ import annotations
 
+import sys
+import types
+import warnings
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
 
 from mc_envs.envs.connect_four import ConnectFourEnv
 from mc_envs.envs.tictactoe import TicTacToeEnv
@@ -52,7 +51,7 @@ class TwoPlayerAEC(AECEnv):
         self.game = game
         self.metadata = {**self.metadata, "name": f"mc_envs_{game}_v0"}
         self.render_mode = render_mode
-        self.env = GAMES[game](render_mode=render_mode)
+        self.env = GAMES[game](render_mode=render_mode, illegal_action="raise")
         self.possible_agents = ["player_0", "player_1"]
         self.agents = self.possible_agents[:]
         n = int(self.env.action_space.n)
@@ -125,11 +124,28 @@ class TwoPlayerAEC(AECEnv):
         pass
 
 
-def connect_four_v0(render_mode: str | None = None) -> TwoPlayerAEC:
-    """The Connect Four AEC env."""
-    return TwoPlayerAEC("connect_four", render_mode=render_mode)
+def wrap(raw: TwoPlayerAEC) -> AECEnv:
+    """PettingZoo classic's wrappers: an illegal action ends the game with -1 for the agent that
+    tried it, an action outside the space fails an assertion, and calls must come in order."""
+    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
+    env = wrappers.AssertOutOfBoundsWrapper(env)
+    return wrappers.OrderEnforcingWrapper(env)
 
 
-def tictactoe_v0(render_mode: str | None = None) -> TwoPlayerAEC:
-    """The Tic-Tac-Toe AEC env."""
-    return TwoPlayerAEC("tictactoe", render_mode=render_mode)
+class _CallableModule(types.ModuleType):
+    """An env module that the call form of version 0.1, ``connect_four_v0()``, still builds."""
+
+    def __call__(self, render_mode: str | None = None) -> TwoPlayerAEC:
+        name = self.__name__.rpartition(".")[2]
+        warnings.warn(
+            f"calling {name}() is deprecated: use {name}.env() (with PettingZoo's wrappers) "
+            f"or {name}.raw_env(), as in PettingZoo classic",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.raw_env(render_mode=render_mode)
+
+
+def keep_old_call_form(module_name: str) -> None:
+    """Lets the module ``module_name`` be called like the function it replaced (deprecated)."""
+    sys.modules[module_name].__class__ = _CallableModule

@@ -1,0 +1,10 @@
+"""PettingZoo AEC envs of the two-player games (``pip install "mc-envs[pettingzoo]"``), one module
+per env as in PettingZoo classic: ``connect_four_v0.env()`` (with PettingZoo's wrappers) and
+``connect_four_v0.raw_env()``; the same for ``tictactoe_v0``. Both pass PettingZoo's ``api_test``
+and ``seed_test``.
+"""
+
+from mc_envs.pettingzoo import connect_four_v0, tictactoe_v0
+from mc_envs.pettingzoo.aec import TwoPlayerAEC
+
+__all__ = ["TwoPlayerAEC", "connect_four_v0", "tictactoe_v0"]
