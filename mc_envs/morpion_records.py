@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from mc_envs.games import morpion as rules
+from mc_envs.games.morpion_text import why_illegal
 from mc_envs.records import write_atomic
 
 DIRECTIONS = rules.DIRECTION_NAMES  # ("H", "V", "DN", "DP"), indices of the kernel
@@ -286,7 +287,7 @@ def replay_moves(
     origin = rules.cross_origin(size)
     for i, (m, a) in enumerate(zip(moves, actions, strict=True), 1):
         if not _is_legal(state, a):
-            why = rules.why_illegal(state, a, origin) or "not a legal move"
+            why = why_illegal(state, a, origin) or "not a legal move"
             if variant == "5D":
                 loose = state.copy()
                 loose[rules.H_VARIANT] = rules.VARIANTS.index("5T")

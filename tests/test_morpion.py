@@ -13,6 +13,7 @@ import mc_envs
 from mc_envs import IllegalActionError
 from mc_envs.envs.morpion import MorpionSolitaireEnv
 from mc_envs.games import morpion as rules
+from mc_envs.games import morpion_text as mtext
 from mc_envs.morpion_records import (
     MorpionMove,
     action_moves,
@@ -119,14 +120,14 @@ o
 
 
 def picture(text, variant):
-    return rules.from_text(text, variant, size=16, at=(2, 2))
+    return mtext.from_text(text, variant, size=16, at=(2, 2))
 
 
 def test_touching_parallel_line_legal_in_5t_only():
     assert moves_at(picture(TOUCH_H, "5T")) == [(10, 2, "H", 4)]
     d = picture(TOUCH_H, "5D")
     assert moves_at(d) == []
-    why = rules.why_illegal(d, rules.encode(10, 2, 0, 4, 16))
+    why = mtext.why_illegal(d, rules.encode(10, 2, 0, 4, 16))
     assert "touching parallel line" in why and "5D" in why
 
 
@@ -134,7 +135,7 @@ def test_overlapping_line_illegal_in_both():
     for variant in ("5D", "5T"):
         s = picture(OVERLAP_H, variant)
         assert moves_at(s) == []
-        why = rules.why_illegal(s, rules.encode(9, 2, 0, 4, 16))
+        why = mtext.why_illegal(s, rules.encode(9, 2, 0, 4, 16))
         assert "overlapping line" in why and "already used" in why
 
 
@@ -177,7 +178,7 @@ def test_text_round_trip_after_random_game():
         s = rules.initial_state(variant)
         seq = np.zeros(800, dtype=np.int64)
         n = rules.playout(s, 0, rng_state(7), rules.workspace(s), seq, 0)
-        back = rules.from_text(rules.to_text(s, crop=False), variant, moves=n)
+        back = mtext.from_text(mtext.to_text(s, crop=False), variant, moves=n)
         assert np.array_equal(back, s)
 
 

@@ -12,6 +12,7 @@ import mc_envs
 from mc_envs import IllegalActionError
 from mc_envs.envs.sudoku import SudokuEnv
 from mc_envs.games import sudoku as S
+from mc_envs.games import sudoku_solve as solver
 from mc_envs.rng import Rng, rng_state
 from mc_envs.testing import gymnasium_checks
 
@@ -188,7 +189,7 @@ def test_generated_puzzles_follow_the_seed() -> None:
         assert np.array_equal(obs1, obs2) and not np.array_equal(obs1, obs3)
         assert (obs1 == 0).sum() == round(fraction * size * size)
         assert env.default_policy == "mrv"
-    grid = S.random_grid(16, 3)
+    grid = solver.random_grid(16, 3)
     assert S.is_valid_solution(grid)
     with pytest.raises(ValueError, match="empty_fraction"):
         SudokuEnv(empty_fraction=1.5)
@@ -266,7 +267,7 @@ def test_unknown_policy() -> None:
 
 def test_dfs_counts_match_the_test_set() -> None:
     for puzzle, count, solution in PUZZLES:
-        grid, found, _, exhausted = S.solve(S.parse(puzzle), max_solutions=count + 1)
+        grid, found, _, exhausted = solver.solve(S.parse(puzzle), max_solutions=count + 1)
         assert exhausted and found == count, puzzle
         if count == 1:
             assert S.to_text(grid) == solution and S.is_valid_solution(grid)

@@ -8,6 +8,7 @@ from gymnasium import spaces
 from mc_envs.core import LegalDiscrete, PlanningEnv
 from mc_envs.games import morpion as rules
 from mc_envs.games.morpion_check import check_state
+from mc_envs.games.morpion_text import action_to_string, planes, to_text, why_illegal
 
 
 class MorpionSolitaireEnv(PlanningEnv):
@@ -109,14 +110,14 @@ class MorpionSolitaireEnv(PlanningEnv):
         check_state(data, self._config)
 
     def _observation(self) -> np.ndarray:
-        return rules.planes(self._state)
+        return planes(self._state)
 
     def _why_illegal(self, action: int) -> str:
-        return rules.why_illegal(self._state, action, self.origin) or "not a legal move"
+        return why_illegal(self._state, action, self.origin) or "not a legal move"
 
     def action_to_string(self, action: int) -> str:
         """The move in MSR notation: new dot in the MSR frame, direction, index along the line, e.g. ``"(3,-1) V 0"``."""
-        return rules.action_to_string(self._state, action)
+        return action_to_string(self._state, action)
 
     def action_of(self, x: int, y: int, direction: str, pos: int) -> int:
         """The action of an MSR move: new dot ``(x, y)`` in the MSR frame (the cross in 0..9),
@@ -136,4 +137,4 @@ class MorpionSolitaireEnv(PlanningEnv):
         return gx - self.origin[0], gy - self.origin[1], rules.DIRECTION_NAMES[d], pos
 
     def _ansi(self) -> str:
-        return f"{rules.to_text(self._state)}\n{self.variant} score {self.score:g}\n"
+        return f"{to_text(self._state)}\n{self.variant} score {self.score:g}\n"

@@ -10,6 +10,7 @@ from gymnasium import spaces
 from mc_envs.core import Chooser, LegalDiscrete, PlanningEnv, PolicyFactory
 from mc_envs.games import sudoku as rules
 from mc_envs.games.sudoku_check import check_state
+from mc_envs.games.sudoku_solve import generate
 from mc_envs.rng import Rng
 
 
@@ -142,7 +143,7 @@ class SudokuEnv(PlanningEnv):
         elif self.puzzle is not None:
             grid = self.puzzle
         else:
-            grid = rules.generate(self.size, self.empty_fraction, self.np_random)
+            grid = generate(self.size, self.empty_fraction, self.np_random)
         return rules.new_state(grid, self.branching)
 
     def _check_state(self, data: np.ndarray) -> None:

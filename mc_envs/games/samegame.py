@@ -364,8 +364,7 @@ def tabu_color(s):
 
 @njit(cache=True, nogil=True)
 def select_tabu(s, moves, codes, n, tabu):
-    """NRPA's selective policy (Cazenave 2016): keeps the groups (and their codes) of ``moves[:n]``
-    that are not of the ``tabu`` colour, when some such group and some tabu group exist."""
+    """NRPA's selective filter (Cazenave 2016): only the non-``tabu`` groups, if any and not all."""
     if tabu < 0:
         return n
     m = 0
