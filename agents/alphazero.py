@@ -135,6 +135,16 @@ def _check_shapes(params: dict[str, np.ndarray], where: str) -> None:
             )
 
 
+SHIPPED = "data/connect4_alphazero.npz"
+
+
+def shipped_model() -> Model:
+    """The Connect Four model shipped with the package (``agents/data/connect4_alphazero.npz``)."""
+    from importlib import resources
+
+    return Model.load(str(resources.files("agents").joinpath(SHIPPED)))
+
+
 def init_model(
     env_id: str, obs_size: int, n_actions: int, hidden: int = 128, seed: int = 0
 ) -> Model:

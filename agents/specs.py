@@ -2,8 +2,10 @@
 
 A spec is ``"random"``, ``"uct"``, ``"puct"``, ``"uct-<preset>"`` or ``"puct-<preset>"`` (a named
 difficulty of :data:`agents.presets.PRESETS`: beginner, easy, medium, hard, expert, master), or
-``"puct-heuristic"`` (PUCT with Connect Four's heuristic prior). ``"uct"`` and ``"puct"`` alone
-are the ``medium`` difficulty. Anything else raises ``ValueError`` naming the known specs.
+``"puct-heuristic"`` (PUCT with Connect Four's heuristic prior), or ``"alphazero"`` (PUCT with the
+shipped Connect Four network, :mod:`agents.alphazero`, 200 simulations a move). ``"uct"`` and
+``"puct"`` alone are the ``medium`` difficulty. Anything else raises ``ValueError`` naming the
+known specs.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ PRIORS = ("heuristic",)
 def known() -> list[str]:
     """Every spec :func:`parse` accepts."""
     tree = [f"{kind}{suffix}" for kind in KINDS[1:] for suffix in ["", *(f"-{p}" for p in PRESETS)]]
-    return ["random", *tree, *(f"puct-{p}" for p in PRIORS)]
+    return ["random", *tree, *(f"puct-{p}" for p in PRIORS), "alphazero"]
 
 
 def parse(
@@ -37,6 +39,11 @@ def parse(
     """
     from agents import PUCT, UCT, RandomAgent
 
+    if str(spec).lower() == "alphazero":
+        from agents.alphazero import alphazero_agent, shipped_model
+
+        sims = iterations if iterations is not None else 200
+        return alphazero_agent(shipped_model(), sims=sims, seed=seed, time_limit=time_limit)
     kind, _, option = str(spec).lower().partition("-")
     if (
         kind not in KINDS

@@ -22,3 +22,11 @@ def test_the_rl_libraries_example_runs(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("-1.0 True True cell (row 1, col 1)")
     assert lines[1].startswith("illegal action 4: cell (row 1, col 1) is occupied")
+
+
+def test_the_evaluator_example_runs(capsys):
+    section = README.read_text().split("### Learned models in PUCT", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(block, "README.md", "exec"), {})
+    move, iterations = capsys.readouterr().out.split()
+    assert 0 <= int(move) < 7 and int(iterations) == 200
