@@ -69,8 +69,7 @@ SEG_SHIFT = 1
 MOVE_SHIFT = 8
 MOVE_BITS = 0xFFFFF << MOVE_SHIFT
 
-# Proven upper bounds on the length of a game: 5D <= 121 (Kawamura et al. 2017),
-# 5T <= 705 (Demaine et al. 2006, Flammenkamp 2003).
+# Proven bounds on a game from the cross: 5D 121 (Kawamura 2017), 5T 705 (Demaine et al. 2006).
 MAX_MOVES = {"5D": 121, "5T": 705}
 
 # The 36 dots of the standard cross, in the MSR frame (0..9 on both axes).
@@ -474,8 +473,9 @@ def cells(state: np.ndarray) -> np.ndarray:
 
 
 def max_moves(variant: str, size: int = DEFAULT_SIZE) -> int:
-    """An upper bound on the length of a game: the proven bound, or the free points of the grid."""
-    return min(MAX_MOVES[variant], size * size - len(CROSS))
+    """The free points of the grid: a bound on any checked state's game (one new dot a move); games
+    from the cross are bounded by :data:`MAX_MOVES`, but a consistent state need not come from it."""
+    return size * size - len(CROSS)
 
 
 def kernel(variant: str, size: int = DEFAULT_SIZE) -> Kernel:
