@@ -383,7 +383,7 @@ class PlanningEnv(gym.Env):
     def _refuse(self, action: int, reason: str):
         """``step``'s answer to an illegal action under the ``illegal_action`` policy."""
         if self._illegal_action == "raise":
-            raise IllegalActionError(action, reason)
+            raise IllegalActionError(action, reason, self.action_to_string(action))
         over = len(self.legal_actions()) == 0
         info = self._info()
         info.update(illegal_action=True, action=action, reason=reason)

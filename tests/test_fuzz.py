@@ -22,6 +22,7 @@ from mc_envs import morpion_records as mr
 from mc_envs.envs.samegame import standard_positions
 from mc_envs.games import samegame as sg
 from mc_envs.games import sudoku as su
+from mc_envs.games.sudoku_solve import generate
 from mc_envs.records import RecordError, make_record, read_record, verify_record
 
 HERE = Path(__file__).resolve().parent
@@ -149,7 +150,7 @@ def test_mutated_morpion_records(tmp_path, data):
 # -- SameGame boards and Sudoku puzzles ------------------------------------------------------
 
 BOARD = sg.format_board(standard_positions()[1]).encode()
-PUZZLE = su.to_text(su.generate(9, 0.5, np.random.default_rng(0))).encode()
+PUZZLE = su.to_text(generate(9, 0.5, np.random.default_rng(0))).encode()
 
 
 @FUZZ

@@ -21,7 +21,7 @@ def test_the_rl_libraries_example_runs(capsys):
     exec(compile(block.replace("20_000", "64"), "README.md", "exec"), {})
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("-1.0 True True cell (row 1, col 1)")
-    assert lines[1].startswith("illegal action 4: cell (row 1, col 1) is occupied")
+    assert lines[1].startswith("illegal action 4 (r1c1): cell (row 1, col 1) is occupied")
 
 
 def test_the_evaluator_example_runs(capsys):

@@ -18,7 +18,7 @@ WS4 = "112122213313333333232124144444144422244144441444412223333333331222"
 
 
 def make(k: int) -> WeakSchurEnv:
-    env = gym.make("mc_envs/WeakSchur-v0", k=k).unwrapped
+    env = gym.make("mc_envs/WeakSchur-v0", k=k, illegal_action="raise").unwrapped
     env.reset()
     return env
 

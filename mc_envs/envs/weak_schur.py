@@ -33,17 +33,20 @@ class WeakSchurEnv(PlanningEnv):
 
     ## Rewards
 
-    +1 per integer placed.
+    +1 per integer placed; 0 for an illegal action (see ``illegal_action``).
 
     ## Episode End
 
-    Terminates when the next integer fits in no part. Never truncated.
+    Terminates when the next integer fits in no part, or on an illegal action (by default). Never
+    truncated.
 
     ## Arguments
 
     - ``k``: the number of parts, 1..6 (default 5). ``max_score`` is ``WS(k)`` for ``k <= 4``,
       else None.
     - ``render_mode``: None, ``"ansi"`` (one line per part), ``"rgb_array"`` or ``"human"``.
+    - ``illegal_action``: ``"terminate"`` (default: the episode ends with reward 0 and
+      ``info["illegal_action"]``, the state unchanged) or ``"raise"`` (:class:`IllegalActionError`).
 
     Playout policy: ``"random"`` (uniform), the default. NRPA's move code is the pair (integer,
     part).
@@ -56,8 +59,10 @@ class WeakSchurEnv(PlanningEnv):
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 8}
     game = "WeakSchur"
 
-    def __init__(self, k: int = 5, render_mode: str | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self, k: int = 5, render_mode: str | None = None, illegal_action: str = "terminate"
+    ) -> None:
+        super().__init__(illegal_action=illegal_action)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, "

@@ -31,6 +31,7 @@ import numpy as np
 
 from mc_envs._numba import njit
 from mc_envs.core import Kernel, check_layout, state_error
+from mc_envs.games.playouts import uniform_playout
 from mc_envs.games.two_player import (
     MOVES,
     OVER,
@@ -42,7 +43,6 @@ from mc_envs.games.two_player import (
     player,
     returns,
     score,
-    uniform_playout,
 )
 
 HEIGHT = 6  # after the shared header of mc_envs.games.two_player

@@ -25,6 +25,7 @@ import numpy as np
 
 from mc_envs._numba import njit
 from mc_envs.core import Kernel, check_layout
+from mc_envs.games.playouts import uniform_playout
 from mc_envs.games.two_player import (
     MOVES,
     OVER,
@@ -36,7 +37,6 @@ from mc_envs.games.two_player import (
     player,
     returns,
     score,
-    uniform_playout,
 )
 
 LENGTH = 6

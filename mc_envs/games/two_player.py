@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mc_envs._numba import instantiate, njit
+from mc_envs._numba import njit
 from mc_envs.core import state_error
-from mc_envs.rng import rng_below
 
 STONES0, STONES1, PLAYER, MOVES, OVER, RESULT = range(6)
 _FIELDS = ("stones of player 0", "stones of player 1", "player", "moves", "over", "result")
@@ -68,30 +67,3 @@ def player(state: np.ndarray) -> int:
 def returns(state: np.ndarray) -> float:
     """+1 if player 0 won, -1 if player 1 won, 0 for a draw or an unfinished game."""
     return float(state[RESULT])
-
-
-def legal(state: np.ndarray, ws: np.ndarray, out: np.ndarray) -> int:
-    """The game's ``legal`` (a stub that :func:`uniform_playout` binds per game)."""
-    raise NotImplementedError("bound per game by uniform_playout")
-
-
-def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
-    """The game's ``play`` (a stub that :func:`uniform_playout` binds per game)."""
-    raise NotImplementedError("bound per game by uniform_playout")
-
-
-def _uniform_playout(state, policy, rng, ws, seq, start):
-    count = 0
-    while True:
-        n = legal(state, ws, ws)
-        if n == 0:
-            return count
-        a = ws[rng_below(rng, n)]
-        play(state, a, ws)
-        seq[start + count] = a
-        count += 1
-
-
-def uniform_playout(name: str, legal, play):
-    """The game's playout: ``actions[rng_below(n)]`` over its sorted legal moves, to the end."""
-    return instantiate(_uniform_playout, name, legal=legal, play=play)

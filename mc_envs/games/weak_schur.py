@@ -38,7 +38,7 @@ import numpy as np
 
 from mc_envs._numba import njit
 from mc_envs.core import Kernel, check_layout, state_error
-from mc_envs.rng import rng_below
+from mc_envs.games.playouts import uniform_playout
 
 K, N, USED, BOUND = range(4)
 HEADER = 8
@@ -120,20 +120,7 @@ def code(state: np.ndarray, action: int, ws: np.ndarray) -> int:
     return (state[N] + 1) * state[K] + action
 
 
-@njit(cache=True, nogil=True)
-def playout(
-    state: np.ndarray, policy: int, rng: np.ndarray, ws: np.ndarray, seq: np.ndarray, start: int
-) -> int:
-    """Uniform moves to the end (``actions[rng_below(n)]`` of the sorted legal parts)."""
-    count = 0
-    while True:
-        n = legal(state, ws, ws)
-        if n == 0:
-            return count
-        a = ws[rng_below(rng, n)]
-        play(state, a, ws)
-        seq[start + count] = a
-        count += 1
+playout = uniform_playout("weak_schur", legal, play)
 
 
 def workspace(state: np.ndarray) -> np.ndarray:
