@@ -13,6 +13,7 @@ stopped. :class:`agents.parallel.Rounds` is the one progress loop over any pool.
 
 from __future__ import annotations
 
+import copy
 import multiprocessing as mp
 import os
 import pickle
@@ -239,6 +240,7 @@ def _ray_remotes(ray: Any) -> tuple[Any, Any]:
 
     @ray.remote
     def task(agent, env, budgets, index, board):
+        env = copy.deepcopy(env)  # Ray hands tasks read-only arrays; the searches write states
         return run_task(agent, env, budgets, index, Channel(board))
 
     return Board, task

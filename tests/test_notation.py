@@ -57,13 +57,15 @@ def test_cells_columns_and_directions(env_id: str, action: int, name: str) -> No
 
 
 def test_an_illegal_move_is_named_in_the_error() -> None:
-    env = gym.make("mc_envs/Sudoku-v0", puzzle=EASY, branching="all").unwrapped
+    env = gym.make(
+        "mc_envs/Sudoku-v0", puzzle=EASY, branching="all", illegal_action="raise"
+    ).unwrapped
     env.reset()
     with pytest.raises(
         IllegalActionError, match=r"\(r1c1=1\): cell \(row 1, column 1\) is already"
     ):
         env.step(0)
-    env = gym.make("mc_envs/TicTacToe-v0").unwrapped
+    env = gym.make("mc_envs/TicTacToe-v0", illegal_action="raise").unwrapped
     env.reset()
     env.step(4)
     with pytest.raises(IllegalActionError) as info:
