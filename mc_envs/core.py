@@ -273,6 +273,14 @@ class PlanningEnv(gym.Env):
 
     # -- the kernel-backed contract -------------------------------------------------------------
 
+    def _check_render_mode(self, render_mode: str | None) -> None:
+        """Refuses a render mode the env does not list in ``metadata["render_modes"]``."""
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+
     def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
         raise NotImplementedError
 

@@ -19,11 +19,7 @@ class _TreeEnv(PlanningEnv):
         self, depth: int = 10, render_mode: str | None = None, illegal_action: str = "terminate"
     ) -> None:
         super().__init__(illegal_action=illegal_action)
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
+        self._check_render_mode(render_mode)
         rules.new_state(self._kind, depth)  # validates
         self.depth = int(depth)
         self.render_mode = render_mode

@@ -85,11 +85,7 @@ class MorpionSolitaireEnv(PlanningEnv):
         super().__init__(illegal_action=illegal_action)
         if variant not in rules.VARIANTS:
             raise ValueError(f"variant must be '5D' or '5T', got {variant!r}")
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
+        self._check_render_mode(render_mode)
         size = int(size)
         rules.empty_state(variant, size)  # validates the size
         self.variant = variant

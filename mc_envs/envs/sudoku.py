@@ -113,11 +113,7 @@ class SudokuEnv(PlanningEnv):
             raise ValueError(
                 f"branching must be one of {sorted(rules.BRANCHINGS)}, got {branching!r}"
             )
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
+        self._check_render_mode(render_mode)
         if empty_fraction is None:
             empty_fraction = 0.5 if size == 9 else 0.66
         if not 0.0 <= empty_fraction <= 1.0:

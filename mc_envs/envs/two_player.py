@@ -42,11 +42,7 @@ class TwoPlayerEnv(PlanningEnv):
             from agents.specs import parse
 
             parse(opponent)  # an unknown spec fails now, naming the known ones
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
+        self._check_render_mode(render_mode)
         if agent_player not in (0, 1):
             raise ValueError(f"agent_player must be 0 or 1, got {agent_player!r}")
         self.render_mode = render_mode

@@ -63,11 +63,7 @@ class WeakSchurEnv(PlanningEnv):
         self, k: int = 5, render_mode: str | None = None, illegal_action: str = "terminate"
     ) -> None:
         super().__init__(illegal_action=illegal_action)
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
+        self._check_render_mode(render_mode)
         self.bound = rules.bound(k)  # validates k
         self.k = int(k)
         self.render_mode = render_mode
