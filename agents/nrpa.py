@@ -23,19 +23,15 @@ from typing import Any
 import numpy as np
 
 from agents.base import STOP, Callback, SearchResult
-from agents.nrpa_core import (
-    DELTA_CAPACITY,
-    GENERIC,
-    LOG_CAPACITY,
-    PRIME,
-    Knobs,
-    SearchState,
-    compiled_entry,
-)
+from agents.common import record
+from agents.nrpa_core import DELTA_CAPACITY, GENERIC, LOG_CAPACITY, PRIME, Knobs, compiled_entry
 from agents.nrpa_distributed import distributed_search
+from agents.nrpa_options import Variants
+from agents.nrpa_state import SearchState
 from agents.ops import EnvStates, Game, compiled_states
 from agents.parallel import ParallelAgent, root_search
 from agents.runner import Runner, nested_budgets
+from mc_envs.core import IllegalActionError, strict
 
 __all__ = ["LOG_CAPACITY", "NRPA", "PRIME"]
 
@@ -62,6 +58,10 @@ class NRPA(ParallelAgent):
             ``"distributed"`` (Negrevergne & Cazenave 2017: the top level's policy stays with the
             caller, and its iterations run as level-(L-1) searches on the workers, ``workers``
             at a time; see :func:`agents.nrpa_distributed.distributed_search`).
+        tau, bias, stabilize, repeats, codes, warm_start: the variants of
+            :mod:`agents.nrpa_options` (GNRPA's temperature and bias weight, Stabilized NRPA's
+            rollouts per level-1 iteration, limited repetitions, the policy's key, a starting
+            sequence); their defaults are plain NRPA.
     """
 
     name = "nrpa"
@@ -80,7 +80,14 @@ class NRPA(ParallelAgent):
         backend: str = "local",
         address: str | None = None,
         parallel: str = "root",
+        tau: float = 1.0,
+        bias: float = 0.0,
+        stabilize: int = 1,
+        repeats: int = 0,
+        codes: str = "game",
+        warm_start: list[int] | tuple[int, ...] | None = None,
     ) -> None:
+        self.variants = Variants(tau, bias, stabilize, repeats, codes, warm_start)
         if level < 1:
             raise ValueError(f"level must be >= 1, got {level}")
         if iterations < 1:
@@ -115,6 +122,7 @@ class NRPA(ParallelAgent):
             "policy": self.policy,
             "workers": self.workers,
             **({"parallel": self.parallel} if self.parallel != "root" else {}),
+            **self.variants.params(),
         }
 
     def selection_key(self, base: Any) -> int:
@@ -198,8 +206,45 @@ class Program:
             self.fn, self.adapt_fn = GENERIC
         delta = max(min(max_moves * max_actions, DELTA_CAPACITY), 1)
         log = min(max_moves * max_actions, LOG_CAPACITY)
-        self.s = SearchState(agent.level, max_moves, max_actions, agent.seed, delta, log)
-        self.k = Knobs(agent.iterations, agent.alpha, key, PRIME)
+        v = agent.variants
+        self.s = SearchState(
+            agent.level, max_moves, max_actions, agent.seed, delta, log, biased=v.bias != 0.0
+        )
+        self.k = Knobs(
+            n_iter=agent.iterations,
+            alpha=agent.alpha,
+            key=key,
+            prime=PRIME,
+            tau=float(v.tau),
+            beta=float(v.bias),
+            stabilize=v.stabilize,
+            repeats=v.repeats,
+            plain=int(v.codes == "action"),
+        )
+        if v.warm_start is not None:
+            self._warm(base, v.warm_start)
+
+    def _warm(self, base: Any, seq: tuple[int, ...]) -> None:
+        """Starts the first run from ``seq``: the top level's best, its policy adapted once."""
+        snapshot = base.clone_state()
+        try:
+            with strict(base):
+                for t, action in enumerate(seq):
+                    if base.legal_actions().size == 0:
+                        raise ValueError(f"NRPA warm_start: the game is over before move {t}")
+                    base.step(int(action))
+                score = float(base.score)
+        except IllegalActionError as error:
+            raise ValueError(f"NRPA warm_start: move {t} ({action}) is illegal: {error}") from None
+        finally:
+            base.restore_state(snapshot)
+        a, level, n = self.s.a, self.agent.level, len(seq)
+        a.seqs[level, :n] = seq
+        a.lens[level] = n
+        a.scores[level] = score
+        a.active[level + 1] = 1
+        self.adapt(level)
+        record(a.seqs[level], n, score, self.runner.shared)
 
     def call(self, control: np.ndarray, restarts: bool) -> None:
         s, sh = self.s, self.runner.shared._replace(control=control)

@@ -24,11 +24,10 @@ from collections import namedtuple
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from agents.base import NEG_INF, RUNS, STOP
 from agents.common import count_playout, record
 from agents.ops import (
+    bias,
     bind_generic,
     compiled_ops,
     copy_state,
@@ -40,20 +39,22 @@ from agents.ops import (
 )
 from agents.runner import PAUSE
 from mc_envs._numba import instantiate, njit
-from mc_envs.rng import rng_state, rng_uniform
+from mc_envs.rng import rng_uniform
 
 PRIME = 524_287  # policy table size (2**19 - 1): codes are reduced modulo this prime
 DELTA_CAPACITY = 1 << 20  # buffered weight changes of one adaptation before they are applied
 LOG_CAPACITY = 1 << 20  # codes in one sequence's move log; a longer sequence is replayed instead
 
-Work = namedtuple("Work", "moves codes probs seqs lens scores iters active dcode dval")
+Work = namedtuple("Work", "moves codes probs bias seqs lens scores iters active reps dcode dval")
 Work.__doc__ = """NRPA's per-search arrays; rows are levels (``level + 2`` rows).
 
 Attributes:
     moves, codes, probs: one step's allowed moves, their reduced codes and probabilities.
+    bias: one step's bias terms (``beta`` times the game's :attr:`~mc_envs.core.Kernel.bias`).
     seqs, lens, scores: each level's best sequence ``seqs[l, :lens[l]]`` and its score; row
         ``L + 1`` holds the best completed run.
     iters, active: each level's iteration counter and "an iteration is under way" flag.
+    reps: each level's count of iterations that returned its best score again (``repeats``).
     dcode, dval: the buffered weight changes of one adaptation.
 """
 
@@ -61,14 +62,23 @@ Tables = namedtuple("Tables", "w mark used nused")
 Tables.__doc__ = """The policies, one row per level: weights ``w[row, idx]``, ``mark[row, idx]`` set
 when touched, and the touched indices ``used[row, :nused[row]]``."""
 
-Log = namedtuple("Log", "ok codes off pick")
+Log = namedtuple("Log", "ok codes bias off pick")
 Log.__doc__ = """The move log of each row's sequence: the reduced codes of every step's allowed
-moves ``codes[row, off[row, t]:off[row, t + 1]]``, the index of the one played ``pick[row, t]``,
-and ``ok[row]`` set when the log matches ``seqs[row]``."""
+moves ``codes[row, off[row, t]:off[row, t + 1]]`` and their bias terms ``bias[row, ...]`` (one
+column only when ``beta`` is 0), the index of the one played ``pick[row, t]``, and ``ok[row]`` set
+when the log matches ``seqs[row]``."""
 
-Knobs = namedtuple("Knobs", "n_iter alpha key prime")
-Knobs.__doc__ = """NRPA's settings: N iterations per level, the adaptation step, the selective
-policy's key (``-1``: none) and the table size."""
+Knobs = namedtuple("Knobs", "n_iter alpha key prime tau beta stabilize repeats plain")
+Knobs.__doc__ = """NRPA's settings (:class:`agents.nrpa.NRPA` documents them).
+
+Attributes:
+    n_iter, alpha, prime: N iterations per level, the adaptation step, the table size.
+    key: the selective policy's key (``-1``: none).
+    tau, beta: GNRPA's temperature and bias weight (1 and 0: plain NRPA).
+    stabilize: rollouts per level-1 iteration (Stabilized NRPA; 1: plain).
+    repeats: a level ends after this many iterations returning its best score again (0: never).
+    plain: 1 to key the policy by the action instead of the game's move code.
+"""
 
 
 # -- policy tables: w[row, idx] weights, mark[row, idx] touched, used[row, :nused[row]] touched idx -
@@ -142,14 +152,29 @@ def exp_weights(probs, n):
 # -- the search, written once ---------------------------------------------------------------------
 
 
+def _terms(g, i, a, n, k):
+    """Prepares one step's ``n`` allowed moves of slot ``i``: keys them by the action with
+    ``k.plain``, and writes their bias terms into ``a.bias`` (zeros when ``k.beta`` is 0)."""
+    if k.plain != 0:
+        for j in range(n):
+            a.codes[j] = a.moves[j]
+    if k.beta != 0.0:
+        bias(g.states, i, g.ws, a.moves, n, a.bias)
+        for j in range(n):
+            a.bias[j] *= k.beta
+    else:
+        for j in range(n):
+            a.bias[j] = 0.0
+
+
 def _rollout(g, a, log, w, k, rng, sh):
     """One level-0 search from ``g.states[0]`` with the weights ``w``; writes ``a.seqs[0]`` and
     row 0 of the move log, returns (score, n)."""
     states, ws = g.states, g.ws
-    moves, codes, probs, seq = a.moves, a.codes, a.probs, a.seqs[0]
-    lcodes, loff, lpick = log.codes, log.off, log.pick
+    moves, codes, probs, terms, seq = a.moves, a.codes, a.probs, a.bias, a.seqs[0]
+    lcodes, lbias, loff, lpick = log.codes, log.bias, log.off, log.pick
     cap = lcodes.shape[1]
-    prime = k.prime
+    prime, tau, beta = k.prime, k.tau, k.beta
     logged = True
     pos = 0
     copy_state(states, 1, 0)
@@ -161,11 +186,14 @@ def _rollout(g, a, log, w, k, rng, sh):
         n = select(states, 1, moves, codes, n, k.key)
         if pos + n > cap:
             logged = False
+        _terms(g, 1, a, n, k)
         for j in range(n):
             c = codes[j] % prime
             if logged:
                 lcodes[0, pos + j] = c
-            probs[j] = w[c]
+                if beta != 0.0:
+                    lbias[0, pos + j] = terms[j]
+            probs[j] = w[c] / tau + terms[j]
         u = rng_uniform(rng) * exp_weights(probs, n)
         j = 0
         acc = probs[0]
@@ -197,10 +225,12 @@ def _adapt(row, g, a, pol, log, k):
     filled on the way for the next adaptation.
     """
     states, ws = g.states, g.ws
-    moves, codes, probs, seqs, dcode, dval = a.moves, a.codes, a.probs, a.seqs, a.dcode, a.dval
+    moves, codes, probs, terms, seqs = a.moves, a.codes, a.probs, a.bias, a.seqs
+    dcode, dval = a.dcode, a.dval
     w, mark, used, nused = pol.w, pol.mark, pol.used, pol.nused
-    lcodes, loff, lpick = log.codes, log.off, log.pick
-    alpha, prime = k.alpha, k.prime
+    lcodes, lbias, loff, lpick = log.codes, log.bias, log.off, log.pick
+    prime, tau, beta = k.prime, k.tau, k.beta
+    step = k.alpha / tau
     length = a.lens[row]
     replay = log.ok[row] == 0
     fill = replay
@@ -213,6 +243,7 @@ def _adapt(row, g, a, pol, log, k):
             m = seqs[row, t]
             n = legal_codes(states, 1, ws, moves, codes)
             n = select(states, 1, moves, codes, n, k.key)
+            _terms(g, 1, a, n, k)
             pick = -1
             for j in range(n):
                 codes[j] = codes[j] % prime
@@ -223,6 +254,8 @@ def _adapt(row, g, a, pol, log, k):
             if fill:
                 for j in range(n):
                     lcodes[row, pos + j] = codes[j]
+                    if beta != 0.0:
+                        lbias[row, pos + j] = terms[j]
                 loff[row, t] = pos
                 lpick[row, t] = pick
                 pos += n
@@ -233,6 +266,7 @@ def _adapt(row, g, a, pol, log, k):
             pick = lpick[row, t]
             for j in range(n):
                 codes[j] = lcodes[row, start + j]
+                terms[j] = lbias[row, start + j] if beta != 0.0 else 0.0
         if nd + n > len(dcode):  # never on the built-in games; approximate beyond
             for j in range(nd):
                 add_weight(w, mark, used, nused, row, dcode[j], dval[j])
@@ -240,12 +274,12 @@ def _adapt(row, g, a, pol, log, k):
         for j in range(n):
             c = codes[j]
             dcode[nd + j] = c
-            probs[j] = w[row, c]
+            probs[j] = w[row, c] / tau + terms[j]
         z = exp_weights(probs, n)
         for j in range(n):
-            d = -alpha * probs[j] / z
+            d = -step * probs[j] / z
             if j == pick:
-                d += alpha
+                d += step
             dval[nd + j] = d
         nd += n
     if fill:
@@ -262,43 +296,55 @@ def _nrpa(level, g, a, pol, log, k, rng, sh):
     already has its child initialised (a resumed search re-enters the child instead of restarting
     it). Returns the level's best score; its sequence is ``a.seqs[level, :a.lens[level]]``.
     """
-    control, seqs, lens, scores, iters, active = (
-        sh.control,
-        a.seqs,
-        a.lens,
-        a.scores,
-        a.iters,
-        a.active,
-    )
+    control, iters, active = sh.control, a.iters, a.active
+    below = level - 1
     while iters[level] < k.n_iter:
         if control[STOP] != 0 or control[PAUSE] != 0:
             break
-        below = level - 1
         if active[level] == 0:
             if level > 1:  # a rollout reads its parent's row: it never adapts it
                 copy_policy(pol.w, pol.mark, pol.used, pol.nused, below, level)
             iters[below] = 0
-            scores[below] = NEG_INF
-            lens[below] = 0
+            a.scores[below] = NEG_INF
+            a.lens[below] = 0
+            a.reps[below] = 0
             active[level] = 1
         if level == 1:
-            s, n = _rollout(g, a, log, pol.w[1], k, rng, sh)
-            scores[0] = s
-            lens[0] = n
+            for _ in range(k.stabilize):  # Stabilized NRPA: several rollouts, one adaptation
+                s, n = _rollout(g, a, log, pol.w[1], k, rng, sh)
+                a.scores[0] = s
+                a.lens[0] = n
+                _keep(level, a, log)
+                if control[STOP] != 0:
+                    break
         else:
             _nrpa(below, g, a, pol, log, k, rng, sh)
             if control[STOP] != 0 or control[PAUSE] != 0:
                 break  # the child is unfinished: this iteration continues on resume
+            _keep(level, a, log)
         active[level] = 0
-        if scores[below] >= scores[level]:
-            n = lens[below]
-            scores[level] = scores[below]
-            seqs[level, :n] = seqs[below, :n]
-            lens[level] = n
-            copy_log(log, level, below, n)
         _adapt(level, g, a, pol, log, k)
         iters[level] += 1
-    return scores[level]
+        if k.repeats > 0 and a.reps[level] >= k.repeats:
+            iters[level] = k.n_iter  # converged: the level ends early
+    return a.scores[level]
+
+
+@njit(cache=True, nogil=True)
+def _keep(level, a, log):
+    """Keeps the sequence of the level below as the level's best when it scores at least as
+    much (``>=``, as in the paper), and counts how many times in a row the best score came back."""
+    below = level - 1
+    if a.scores[below] == a.scores[level]:
+        a.reps[level] += 1
+    else:
+        a.reps[level] = 0
+    if a.scores[below] >= a.scores[level]:
+        n = a.lens[below]
+        a.scores[level] = a.scores[below]
+        a.seqs[level, :n] = a.seqs[below, :n]
+        a.lens[level] = n
+        copy_log(log, level, below, n)
 
 
 def _iterate(level, restarts, g, a, pol, log, k, rng, sh):
@@ -315,6 +361,7 @@ def _iterate(level, restarts, g, a, pol, log, k, rng, sh):
             a.iters[level] = 0
             a.scores[level] = NEG_INF
             a.lens[level] = 0
+            a.reps[level] = 0
             a.active[top] = 1
         s = _nrpa(level, g, a, pol, log, k, rng, sh)
         if control[STOP] != 0 or control[PAUSE] != 0:
@@ -337,8 +384,9 @@ def _no_deeper(level, g, a, pol, log, k, rng, sh):
 
 
 def _generic_entry() -> tuple[Callable, Callable]:
-    rollout = bind_generic(_rollout)
-    adapt = bind_generic(_adapt)
+    terms = bind_generic(_terms)
+    rollout = bind_generic(_rollout, _terms=terms)
+    adapt = bind_generic(_adapt, _terms=terms)
     nrpa = bind_generic(_nrpa, _rollout=rollout, _adapt=adapt)
     return bind_generic(_iterate, _nrpa=nrpa), adapt
 
@@ -355,8 +403,9 @@ def compiled_entry(kernel: Any, level: int) -> tuple[Callable, Callable]:
     found = _entry_points.get(key)
     if found is None:
         ops = compiled_ops(kernel)
-        rollout = instantiate(_rollout, kernel.name, **ops)
-        adapt = instantiate(_adapt, kernel.name, **ops)
+        terms = instantiate(_terms, kernel.name, **ops)
+        rollout = instantiate(_rollout, kernel.name, **ops, _terms=terms)
+        adapt = instantiate(_adapt, kernel.name, **ops, _terms=terms)
         entry = ladder(
             kernel,
             level,
@@ -369,120 +418,3 @@ def compiled_entry(kernel: Any, level: int) -> tuple[Callable, Callable]:
         )
         found = _entry_points[key] = (entry, adapt)
     return found
-
-
-# -- the search's state, in arrays (what a checkpoint holds) ---------------------------------------
-
-
-class SearchState:
-    """Every array of one NRPA search; ``dump``/``load`` turn it into JSON-ready data and back.
-
-    Args:
-        level: the search level.
-        max_moves: longest game.
-        max_actions: size of the action space.
-        seed: seeds the random stream.
-        max_delta: capacity of the buffered weight changes.
-        max_log: capacity of each row's move log (codes over all of a sequence's steps).
-    """
-
-    def __init__(
-        self, level: int, max_moves: int, max_actions: int, seed: int, max_delta: int, max_log: int
-    ) -> None:
-        rows = level + 2
-        self.level, self.max_moves = level, max_moves
-        self.a = Work(
-            moves=np.zeros(max_actions, dtype=np.int64),
-            codes=np.zeros(max_actions, dtype=np.int64),
-            probs=np.zeros(max_actions, dtype=np.float64),
-            seqs=np.zeros((rows, max_moves + 1), dtype=np.int64),
-            lens=np.zeros(rows, dtype=np.int64),
-            scores=np.full(rows, NEG_INF),
-            iters=np.zeros(rows, dtype=np.int64),
-            active=np.zeros(rows, dtype=np.int64),
-            dcode=np.zeros(max_delta, dtype=np.int64),
-            dval=np.zeros(max_delta, dtype=np.float64),
-        )
-        self.log = Log(
-            ok=np.zeros(rows, dtype=np.int64),
-            codes=np.zeros((rows, max_log), dtype=np.int32),
-            off=np.zeros((rows, max_moves + 2), dtype=np.int64),
-            pick=np.zeros((rows, max_moves + 1), dtype=np.int64),
-        )
-        self.pol = Tables(
-            w=np.zeros((level + 1, PRIME), dtype=np.float64),
-            mark=np.zeros((level + 1, PRIME), dtype=np.uint8),
-            used=np.zeros((level + 1, PRIME), dtype=np.int32),
-            nused=np.zeros(level + 1, dtype=np.int64),
-        )
-        self.rng = rng_state(seed)
-
-    def policy(self, row: int) -> dict[str, list]:
-        """One policy row as touched indices (in order) and their weights."""
-        idx = self.pol.used[row, : self.pol.nused[row]]
-        return {"index": idx.tolist(), "weight": self.pol.w[row, idx].tolist()}
-
-    def set_policy(self, row: int, policy: dict[str, Any]) -> None:
-        """Loads a policy row written by :meth:`policy` (indices already checked)."""
-        p = self.pol
-        clear_policy(p.w, p.mark, p.used, p.nused, row)
-        idx = np.asarray(policy["index"], dtype=np.int64)
-        p.w[row, idx] = np.asarray(policy["weight"], dtype=np.float64)
-        p.mark[row, idx] = 1
-        p.used[row, : len(idx)] = idx
-        p.nused[row] = len(idx)
-
-    def dump(self) -> dict[str, Any]:
-        """JSON-ready data (lists, ints, floats) of everything that decides the search's future."""
-        a = self.a
-        return {
-            "seqs": [row[: max(int(n), 0)].tolist() for row, n in zip(a.seqs, a.lens)],
-            "lens": a.lens.tolist(),
-            "scores": a.scores.tolist(),
-            "iters": a.iters.tolist(),
-            "active": a.active.tolist(),
-            "rng": [int(x) for x in self.rng],
-            "policies": [self.policy(row) for row in range(self.level + 1)],
-        }
-
-    def load(self, data: dict[str, Any], check: Any, n_iter: int) -> None:
-        """Restores what :meth:`dump` wrote, after checking every value with ``check`` (an
-        :class:`agents.checkpoint.Checker`): every sequence a resumed search replays must be legal
-        from the searched state."""
-        rows = self.level + 2
-        lens = check.ints(data.get("lens"), "search.lens", 0, self.max_moves, length=rows)
-        scores = check.numbers(data.get("scores"), "search.scores", length=rows)
-        iters = check.ints(data.get("iters"), "search.iters", 0, n_iter, length=rows)
-        active = check.ints(data.get("active"), "search.active", 0, 1, length=rows)
-        seqs = data.get("seqs")
-        if not isinstance(seqs, list) or len(seqs) != rows:
-            raise check.fail("search.seqs", f"expected {rows} rows (a level-{self.level} search)")
-        for r, seq in enumerate(seqs):
-            check.actions(seq, f"search.seqs[{r}]")
-            if len(seq) != lens[r]:
-                raise check.fail(f"search.seqs[{r}]", f"{len(seq)} moves, lens says {lens[r]}")
-            if seq:
-                check.legal_after([], seq, f"search.seqs[{r}]")
-        rng = check.rng(data.get("rng"), "search.rng")
-        policies = data.get("policies")
-        if not isinstance(policies, list) or len(policies) != self.level + 1:
-            raise check.fail("search.policies", f"expected {self.level + 1} rows")
-        for r, policy in enumerate(policies):
-            field = f"search.policies[{r}]"
-            if not isinstance(policy, dict):
-                raise check.fail(field, "not an object")
-            idx = check.ints(policy.get("index"), f"{field}.index", 0, PRIME - 1)
-            check.numbers(policy.get("weight"), f"{field}.weight", length=len(idx))
-            if len(set(idx)) != len(idx):
-                raise check.fail(f"{field}.index", "an index appears twice")
-        a = self.a
-        a.lens[:] = lens
-        a.scores[:] = scores
-        a.iters[:] = iters
-        a.active[:] = active
-        for row, seq in enumerate(seqs):
-            a.seqs[row, : len(seq)] = seq
-        self.rng[:] = np.asarray(rng, dtype=np.uint64)
-        self.log.ok[:] = 0  # the logs are rebuilt by the first adaptations
-        for row, policy in enumerate(policies):
-            self.set_policy(row, policy)

@@ -110,6 +110,12 @@ def select(states: Any, i: int, moves: np.ndarray, codes: np.ndarray, n: int, ke
     return n
 
 
+def bias(states: Any, i: int, ws: Any, moves: np.ndarray, n: int, out: np.ndarray) -> None:
+    """Writes the game's heuristic value of each of the ``n`` legal ``moves`` of slot ``i`` into
+    ``out[:n]`` (:attr:`Kernel.bias`; GNRPA's bias, before its weight); zeros without one."""
+    _unbound("bias")
+
+
 def compute_prior(states: Any, i: int, actions: np.ndarray, n: int, out: np.ndarray) -> None:
     """Writes a prior probability for each of the ``n`` legal ``actions`` of slot ``i``."""
     _unbound("compute_prior")
@@ -119,7 +125,7 @@ def compute_prior(states: Any, i: int, actions: np.ndarray, n: int, out: np.ndar
 # The k_* names are bound per kernel by instantiate; defaults keep the module importable.
 
 k_legal = k_play = k_playout = k_score = k_player = k_returns = k_code = None
-k_legal_codes = k_select = k_prior = None
+k_legal_codes = k_select = k_prior = k_bias = None
 
 
 def _copy_state(states, dst, src):
@@ -166,6 +172,10 @@ def _select(states, i, moves, codes, n, key):
     return k_select(states[i], moves, codes, n, key)
 
 
+def _bias(states, i, ws, moves, n, out):
+    k_bias(states[i], moves, n, out, ws)
+
+
 def _prior(states, i, actions, n, out):
     k_prior(states[i], actions, n, out)
 
@@ -180,6 +190,13 @@ def action_code(state, action, ws):
 def keep_all(state, moves, codes, n, key):
     """The default selective filter: every legal move may be played."""
     return n
+
+
+@njit(cache=True, nogil=True)
+def no_bias(state, moves, n, out, ws):
+    """The default move bias: zero for every move."""
+    for j in range(n):
+        out[j] = 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -219,6 +236,7 @@ def compiled_ops(kernel: Kernel) -> dict[str, Any]:
             "k_score": kernel.score,
             "k_code": kernel.code if kernel.code is not None else action_code,
             "k_select": kernel.select if kernel.select is not None else keep_all,
+            "k_bias": kernel.bias if kernel.bias is not None else no_bias,
         }
         if kernel.player is not None:
             bind["k_player"] = kernel.player
@@ -237,6 +255,7 @@ def compiled_ops(kernel: Kernel) -> dict[str, Any]:
             "score": instantiate(_score, name, **bind),
             "legal_codes": instantiate(_legal_codes, name, **bind),
             "select": instantiate(_select, name, **bind),
+            "bias": instantiate(_bias, name, **bind),
             "player": instantiate(_player, name, **bind) if kernel.player else first_player,
             "returns": instantiate(_returns, name, **bind) if kernel.player else no_returns,
             "compute_prior": uniform_prior,
@@ -385,6 +404,15 @@ def _py_select(states: EnvStates, i: int, moves, codes, n: int, key: int) -> int
     return int(states.use(i).select_moves(moves, codes, n, key))
 
 
+def _py_bias(states: EnvStates, i: int, ws: Any, moves, n: int, out) -> None:
+    env = states.use(i)
+    move_bias = getattr(env, "move_bias", None)
+    if move_bias is None:
+        out[:n] = 0.0
+    else:
+        move_bias(moves, n, out)
+
+
 def _py_player(states: EnvStates, i: int) -> int:
     return int(states.use(i).current_player)
 
@@ -408,6 +436,7 @@ GENERIC_OPS = {
     "returns": _py_returns,
     "legal_codes": _py_legal_codes,
     "select": _py_select,
+    "bias": _py_bias,
     "compute_prior": _py_uniform_prior,
 }
 

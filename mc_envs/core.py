@@ -25,6 +25,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
+from mc_envs.kernel import Kernel as Kernel  # re-exported: part of the contract
 from mc_envs.rng import Rng
 from mc_envs.spaces import LegalDiscrete as LegalDiscrete  # re-exported: part of the contract
 
@@ -144,63 +145,6 @@ def check_layout(data: Any, game: str, dtype: type, length: int) -> np.ndarray:
 def state_error(game: str, field: str, index: int | str, value: Any, expected: str) -> ValueError:
     """The error of an impossible value in a state: names the game, field and index."""
     return ValueError(f"invalid {game} state: {field} (index {index}) is {value}, {expected}")
-
-
-@dataclass(frozen=True)
-class Kernel:
-    """The compiled rules of a built-in game, as used by the compiled searches.
-
-    A game state is a flat numpy array. Every function below is a numba function:
-
-    - ``legal(state, ws, out) -> n``: writes the legal actions, sorted, into ``out[:n]``.
-    - ``play(state, action, ws) -> reward``: applies a legal action in place. A game may leave
-      scoring the end of the game to the next ``legal`` or ``playout`` call.
-    - ``playout(state, policy, rng, ws, seq, start) -> n``: plays to the end with the policy of
-      that code, writes the ``n`` actions into ``seq[start:start + n]``.
-    - ``score(state) -> float``: the cumulative score (one-player games), valid after ``legal``
-      or ``playout``.
-
-    ``workspace(state)`` (plain Python) returns the scratch array ``ws`` that the functions share.
-    Two-player games also give ``player(state) -> 0 or 1`` (the player to move) and
-    ``returns(state) -> float`` (at the end: +1 if player 0 won, -1 if player 1 won, 0 for a draw).
-    A game may give ``code(state, action, ws) -> int >= 0``, the move's code for NRPA's policy,
-    computed before the action is played; without it the code is the action. It may also give
-    ``legal_codes(state, ws, out, codes) -> n``, ``legal`` that also writes every action's code
-    into ``codes[:n]`` (equal to ``code``'s), when one pass costs less than ``code`` per action.
-
-    Game knowledge that searches use lives here too, so that no search names a game:
-
-    - ``select(state, moves, codes, n, key) -> m``: a selective move filter (NRPA's selective
-      policies). It keeps ``m <= n`` of the legal moves (and their codes) in place and returns
-      ``m``; ``key < 0`` keeps them all. ``selections`` maps a selective policy's name to a plain
-      Python ``key(state) -> int`` computed once at the root of a search (SameGame: ``"tabu"`` ->
-      the tabu colour).
-    - ``priors``: named compiled move priors ``prior(state, actions, n, out)`` writing a
-      probability for each of the ``n`` legal actions (PUCT's compiled priors).
-
-    Attributes:
-        name: unique among kernels; names the cached compiled searches.
-        max_moves: an upper bound on the length of a game from any state of this config.
-        max_actions: the size of the action space.
-        policies: playout policy names -> codes understood by ``playout``.
-    """
-
-    name: str
-    legal: Any
-    play: Any
-    playout: Any
-    score: Any
-    workspace: Callable[[np.ndarray], np.ndarray]
-    max_moves: int
-    max_actions: int
-    policies: dict[str, int]
-    player: Any = None
-    returns: Any = None
-    code: Any = None
-    legal_codes: Any = None
-    select: Any = None
-    selections: dict[str, Callable[[np.ndarray], int]] = field(default_factory=dict)
-    priors: dict[str, Any] = field(default_factory=dict)
 
 
 class PlanningEnv(gym.Env):
@@ -348,6 +292,14 @@ class PlanningEnv(gym.Env):
         if self.kernel.select is None or key < 0:
             return n
         return int(self.kernel.select(self._state, moves, codes, n, key))
+
+    def move_bias(self, moves: np.ndarray, n: int, out: np.ndarray) -> None:
+        """Writes the game's heuristic value of each of the legal ``moves[:n]`` into ``out[:n]``
+        (:attr:`Kernel.bias`, GNRPA's bias); zeros when the game has none."""
+        if self.kernel.bias is None:
+            out[:n] = 0.0
+        else:
+            self.kernel.bias(self._state, moves, n, out, self._ws)
 
     def action_masks(self) -> np.ndarray:
         """A bool mask over the action space, True exactly at :meth:`legal_actions`."""

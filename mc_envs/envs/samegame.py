@@ -11,6 +11,7 @@ from gymnasium import spaces
 
 from mc_envs.core import Kernel, LegalDiscrete, PlanningEnv, PolicyFactory
 from mc_envs.games import samegame as sg
+from mc_envs.games import samegame_select as sgs
 from mc_envs.games.samegame_check import check_state
 
 
@@ -27,8 +28,9 @@ def _kernel(rows: int, cols: int) -> Kernel:
         policies=dict(sg.POLICIES),
         code=sg.code,
         legal_codes=sg.legal_codes,
-        select=sg.select_tabu,
-        selections={"tabu": sg.tabu_color},
+        select=sgs.select_rule,
+        selections={"tabu": sgs.tabu_key, "tabu-late": sgs.tabu_late_key},
+        bias=sgs.size_bias,
     )
 
 

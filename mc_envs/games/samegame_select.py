@@ -1,0 +1,113 @@
+"""SameGame knowledge for NRPA: its selective policies and its GNRPA bias.
+
+Selective policies (Cazenave 2016) keep the moves a rollout may sample; their key, computed once at
+the root of a search, is the tabu colour (the colour with most cells, :func:`samegame.tabu_color`)
+plus ``LATE * after`` for the late rule::
+
+    "tabu"       key = tabu                 groups of the tabu colour only when no other is left
+    "tabu-late"  key = tabu + LATE * after  the same, but from move ``after`` of the game on (the
+                                            root's move count + LATE_MOVES) tabu-colour pairs
+                                            are allowed too: a pair that has not joined the big
+                                            tabu group by then is usually stranded
+
+The bias (GNRPA, Cazenave 2020) of a move is its group's size minus two (0 for a pair); NRPA's
+``bias=`` weight multiplies it, so a negative weight prefers small groups and a positive one large.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mc_envs._numba import njit
+from mc_envs.games.samegame import COLS, HEADER, MOVES, ROWS, padded_index, select_tabu, tabu_color
+
+LATE = 256  # the key's multiplier of the move from which tabu pairs are allowed
+LATE_MOVES = 20  # "tabu-late": moves after the root before tabu pairs are allowed
+
+
+@njit(cache=True, nogil=True)
+def group_size(s, cell, ws):
+    """The number of cells of the group at padded index ``cell`` (the board is not changed)."""
+    rows = np.int64(s[ROWS])
+    width = np.int64(s[COLS]) + 2
+    padded = (rows + 2) * width
+    b = s[HEADER:]
+    visited = ws[1 : 1 + padded]
+    stack = ws[1 + padded : 1 + 2 * padded]
+    ws[0] += 1
+    stamp = ws[0]
+    color = b[cell]
+    visited[cell] = stamp
+    stack[0] = cell
+    sp = 1
+    size = 0
+    while sp > 0:
+        sp -= 1
+        p = np.uint64(stack[sp])
+        size += 1
+        for q in (p - np.uint64(1), p + np.uint64(1), p - np.uint64(width), p + np.uint64(width)):
+            if b[q] == color and visited[q] != stamp:
+                visited[q] = stamp
+                stack[sp] = q
+                sp += 1
+    return size
+
+
+@njit(cache=True, nogil=True)
+def size_bias(s, moves, n, out, ws):
+    """GNRPA's bias of SameGame: each move's group size minus two."""
+    for j in range(n):
+        out[j] = float(group_size(s, padded_index(s, moves[j]), ws) - 2)
+
+
+@njit(cache=True, nogil=True)
+def _same_neighbours(b, p, width):
+    """How many of the four neighbours of padded cell ``p`` have its colour, and the last one."""
+    color = b[p]
+    count = 0
+    last = p
+    for q in (p - 1, p + 1, p - width, p + width):
+        if b[q] == color:
+            count += 1
+            last = q
+    return count, last
+
+
+@njit(cache=True, nogil=True)
+def is_pair(s, cell):
+    """True when the group at padded index ``cell`` has exactly two cells."""
+    b = s[HEADER:]
+    width = np.int64(s[COLS]) + 2
+    count, other = _same_neighbours(b, cell, width)
+    return count == 1 and _same_neighbours(b, other, width)[0] == 1
+
+
+@njit(cache=True, nogil=True)
+def select_rule(s, moves, codes, n, key):
+    """The selective filter of both policies (see the module docstring); keeps all moves when
+    none or all of them would be kept."""
+    after = key // LATE
+    tabu = key % LATE
+    if key < 0 or after == 0 or s[MOVES] < after:
+        return select_tabu(s, moves, codes, n, tabu if key >= 0 else -1)
+    m = 0
+    for j in range(n):
+        a = moves[j]
+        cell = padded_index(s, a)
+        if s[HEADER + cell] != tabu or is_pair(s, cell):
+            moves[m] = a
+            codes[m] = codes[j]
+            m += 1
+    if m == 0:
+        return n
+    return m
+
+
+def tabu_key(state: np.ndarray) -> int:
+    """The key of ``"tabu"``: the tabu colour."""
+    return int(tabu_color(state))
+
+
+def tabu_late_key(state: np.ndarray) -> int:
+    """The key of ``"tabu-late"``: the tabu colour and the move from which tabu pairs are allowed."""
+    return int(tabu_color(state)) + LATE * (int(state[MOVES]) + LATE_MOVES)
