@@ -3,18 +3,22 @@
     python benchmarks/samegame_standard.py --algo nrpa --level 4 --time-per-position 600 --workers 2
     python benchmarks/samegame_standard.py --algo nmcs --level 3 --time-per-position 60 --plot
     python benchmarks/samegame_standard.py --algo nrpa --level 3 --time-per-position 5 --positions 1 2
+    python benchmarks/samegame_standard.py --policy tabu --bias -0.5 --stabilize 2 --resume --out F
 
 Prints one row per position (our score, playouts, and the published SP-MCTS 2008, NMCS level 3 and
 selective NRPA level 4 scores from mc_envs/data/samegame/published_scores.csv) and the totals;
 writes everything, with each position's best score against time, to benchmarks/out/
 samegame_standard_<algo>_l<level>.json; with ``--plot``, draws the score of every position against
 time (matplotlib, Agg backend) into a PNG beside it, like the figures of the NMCS paper.
+NRPA's variants (agents.nrpa_options) are options. Every game found is replayed in a fresh env
+and must give its score.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 from importlib import resources
 from pathlib import Path
@@ -50,22 +54,63 @@ def published() -> dict[int, dict[str, int]]:
     return rows
 
 
-def make_agent(args: argparse.Namespace, position: int):
+def variants(args: argparse.Namespace) -> dict:
+    """NRPA's variant options given on the command line (agents.nrpa_options)."""
+    return {
+        "tau": args.tau,
+        "bias": args.bias,
+        "stabilize": args.stabilize,
+        "repeats": args.repeats,
+        "codes": args.codes,
+    }
+
+
+def warm_starts(path: Path | None) -> dict[int, list[int]]:
+    """Each position's actions in an earlier report (``--warm-from``), for NRPA's warm starts."""
+    if path is None:
+        return {}
+    return {
+        int(r["position"]): list(r["actions"]) for r in json.loads(path.read_text())["positions"]
+    }
+
+
+def make_agent(args: argparse.Namespace, position: int, warm: dict[int, list[int]]):
     seed = args.seed * 100 + position
     policy = tuple(args.policy or [None])  # NRPA reads a tuple of one name as that name
     common = {"seed": seed, "workers": args.workers, "backend": args.backend}
     if args.algo == "nmcs":
         return NMCS(level=args.level, policy=policy[0], **common)
-    return NRPA(level=args.level, iterations=args.iterations, policy=policy, **common)
+    return NRPA(
+        level=args.level,
+        iterations=args.iterations,
+        policy=policy,
+        warm_start=warm.get(position),
+        **variants(args),
+        **common,
+    )
 
 
-def play(args: argparse.Namespace, position: int) -> dict:
+def replayed(position: int, actions: list[int]) -> float:
+    """The score of ``actions`` replayed in a fresh env of the position (strict: an illegal move
+    raises)."""
+    env = gym.make("mc_envs/SameGame-v0", position=position, illegal_action="raise").unwrapped
+    env.reset()
+    for a in actions:
+        env.step(a)
+    return float(env.score)
+
+
+def play(args: argparse.Namespace, position: int, warm: dict[int, list[int]]) -> dict:
     env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
     env.reset()
-    return {
+    run = {
         "position": position,
-        **timed_search(make_agent(args, position), env, args.time_per_position),
+        **timed_search(make_agent(args, position, warm), env, args.time_per_position),
     }
+    if replayed(position, run["actions"]) != run["score"]:
+        raise RuntimeError(f"position {position}: the game found does not replay to its score")
+    run["replayed"] = True
+    return run
 
 
 def plot(runs: list[dict], path: Path, title: str) -> None:
@@ -118,6 +163,8 @@ def write_report(
         "time_per_position": args.time_per_position,
         "workers": args.workers,
         "backend": args.backend,
+        **({"variants": variants(args)} if args.algo == "nrpa" else {}),
+        "warm_from": str(args.warm_from) if args.warm_from else None,
         "total": sum(r["score"] for r in runs),
         "published_totals": {n: sum(table[r["position"]][n] for r in runs) for n in names},
         "positions": sorted(runs, key=lambda r: r["position"]),
@@ -135,13 +182,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--backend", choices=("local", "ray"), default="local")
     parser.add_argument(
         "--policy",
-        choices=("tabu", "random"),
+        choices=("tabu", "tabu-late", "random"),
         nargs="+",
         default=None,
         help="NRPA's selective tabu colour or plain NRPA, or several (NRPA: one per worker, a "
         "portfolio); NMCS's playouts (default: tabu)",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tau", type=float, default=1.0, help="NRPA: GNRPA's temperature")
+    parser.add_argument("--bias", type=float, default=0.0, help="NRPA: GNRPA's bias weight")
+    parser.add_argument("--stabilize", type=int, default=1, help="NRPA: rollouts per level-1 step")
+    parser.add_argument("--repeats", type=int, default=0, help="NRPA: limited repetitions")
+    parser.add_argument("--codes", choices=("game", "action"), default="game", help="NRPA's key")
+    parser.add_argument(
+        "--warm-from", type=Path, default=None, help="NRPA: warm-start from this report's games"
+    )
     parser.add_argument("--positions", type=int, nargs="*", default=list(range(1, 21)))
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--plot", action="store_true", help="also write a PNG of score vs time")
@@ -170,10 +225,11 @@ def main(argv: list[str] | None = None) -> None:
         print(f"resuming from {out}: positions {[r['position'] for r in runs]} already played")
     for run in runs:
         print_row(run, table, names)
+    warm = warm_starts(args.warm_from)
     for position in args.positions:
         if any(r["position"] == position for r in runs):
             continue
-        run = play(args, position)
+        run = play(args, position, warm)
         run["commit"] = origin["commit"]
         runs.append(run)
         print_row(run, table, names)

@@ -69,7 +69,36 @@ def _env_kwargs(args: argparse.Namespace, game: Game) -> dict:
     return kwargs
 
 
-def _make_agent(args: argparse.Namespace) -> Any:
+NRPA_VARIANTS = ("tau", "bias", "stabilize", "repeats", "codes", "warm_start")
+"""NRPA's variant options on the command line (agents.nrpa_options); None: the game's default."""
+
+
+def _variants(args: argparse.Namespace, env: Any) -> dict[str, Any]:
+    """NRPA's variant options: the game's defaults (``nrpa_defaults`` of the env), then the flags."""
+    options = dict(getattr(env.unwrapped, "nrpa_defaults", {}))
+    for name in NRPA_VARIANTS:
+        value = getattr(args, name, None)
+        if value is not None:
+            options[name] = value
+    if isinstance(options.get("warm_start"), str):
+        options["warm_start"] = _record_actions(Path(options["warm_start"]), env)
+    return options
+
+
+def _record_actions(path: Path, env: Any) -> list[int]:
+    """The actions of a solution record of the searched env (``--warm-start``)."""
+    from mc_envs.records import read_record
+
+    try:
+        record = read_record(path)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--warm-start {path}: {exc}") from None
+    if record["env_id"] != env.spec.id:
+        raise UsageError(f"--warm-start {path}: a record of {record['env_id']}, not {env.spec.id}")
+    return [int(a) for a in record["actions"]]
+
+
+def _make_agent(args: argparse.Namespace, env: Any) -> Any:
     import agents
 
     parallel = {"workers": args.workers, "backend": args.backend, "address": args.address}
@@ -78,11 +107,17 @@ def _make_agent(args: argparse.Namespace) -> Any:
         raise UsageError(f"--parallel {args.parallel}: UCT has root parallelism only")
     if args.parallel != "root":
         common["parallel"] = args.parallel
+    flags = [name for name in NRPA_VARIANTS if getattr(args, name, None) is not None]
+    if flags and args.algo != "nrpa":
+        raise UsageError(f"--{flags[0].replace('_', '-')} is an option of NRPA (--algo nrpa)")
     try:
         if args.algo == "nmcs":
             return agents.NMCS(level=args.level, policy=args.policy, **common)
         if args.algo == "nrpa":
-            return agents.NRPA(level=args.level, policy=args.policy, **common)
+            variants = _variants(args, env)
+            policy = args.policy or variants.pop("policy", None)
+            variants.pop("policy", None)
+            return agents.NRPA(level=args.level, policy=policy, **variants, **common)
         return agents.UCT(**common)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--algo {args.algo}: {exc}") from None
@@ -114,7 +149,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{args.game}: {exc}") from None
     env.reset(seed=args.seed)
-    agent = _make_agent(args)
+    agent = _make_agent(args, env)
     params = dict(agent.params)
     if params.get("policy", "") is None:
         params["policy"] = env.unwrapped.default_policy
@@ -366,6 +401,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--checkpoint", help="save the search state to this JSON file every few seconds"
     )
     solve.add_argument("--resume", action="store_true", help="continue from --checkpoint")
+    nrpa = solve.add_argument_group(
+        "NRPA's variants (default: the game's; see agents.nrpa_options)"
+    )
+    nrpa.add_argument("--tau", type=POSITIVE_FLOAT, help="GNRPA's temperature")
+    nrpa.add_argument("--bias", type=float, help="GNRPA's weight of the game's move bias")
+    nrpa.add_argument("--stabilize", type=POSITIVE_INT, help="rollouts per level-1 iteration")
+    nrpa.add_argument("--repeats", type=NATURAL, help="limited repetitions (0: off)")
+    nrpa.add_argument("--codes", choices=["game", "action"], help="the policy's key")
+    nrpa.add_argument("--warm-start", dest="warm_start", help="a solution record to start from")
     solve.add_argument("--out", default="solution.json")
     solve.add_argument("--quiet", action="store_true")
     solve.set_defaults(func=cmd_solve)

@@ -291,3 +291,38 @@ def test_warmup_readies_every_registered_env(capsys):
     assert "numba cache:" in out
     for env_id in mc_envs.ENVS:
         assert f"{env_id}: ready in" in out
+
+
+def test_solve_with_nrpa_variants_names_them_in_the_record_and_warm_starts(tmp_path):
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    args = ["solve", "samegame", "--position", "5", "--algo", "nrpa", "--level", "1", "--quiet"]
+    variants = ["--bias", "-0.4", "--stabilize", "2", "--repeats", "5", "--codes", "action"]
+    assert main([*args, "--playouts", "400", *variants, "--out", str(first)]) == 0
+    record = json.loads(first.read_text())
+    params = record["agent"]["params"]
+    assert {k: params[k] for k in ("bias", "stabilize", "repeats", "codes")} == {
+        "bias": -0.4,
+        "stabilize": 2,
+        "repeats": 5,
+        "codes": "action",
+    }
+    warm = ["--playouts", "1", "--warm-start", str(first), "--out", str(second)]
+    assert main([*args, *warm]) == 0
+    assert json.loads(second.read_text())["score"] >= record["score"]
+    assert main(["verify", str(second)]) == 0
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--algo", "nmcs", "--bias", "1"], "--bias is an option of NRPA"),
+        (["--algo", "nrpa", "--tau", "0"], "--tau"),
+        (["--algo", "nrpa", "--codes", "cells"], "--codes"),
+        (["--algo", "nrpa", "--warm-start", "missing.json"], "--warm-start missing.json"),
+    ],
+)
+def test_bad_nrpa_variant_flags_exit_2_with_one_line(tmp_path, extra, message):
+    done = run("solve", "samegame", "--position", "1", "--playouts", "10", *extra,
+               "--out", str(tmp_path / "s.json"))  # fmt: skip
+    assert done.returncode == 2 and message in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
