@@ -74,6 +74,7 @@ def plot(rows: dict, path: Path, title: str) -> None:
             common = sorted(set(rows[n]["positions"]) & set(base["positions"]))
             diff = [rows[n]["positions"][p] - base["positions"][p] for p in common]
             ax2.plot(common, diff, marker="o", linewidth=0.8, label=n)
+        ax2.set_xticks(sorted(base["positions"]))
         ax2.axhline(0, color="black", linewidth=0.6)
         ax2.set_xlabel("position")
         ax2.set_ylabel("score minus plain NRPA's")
