@@ -115,9 +115,13 @@ class ParallelAgent:
         if self.workers == 1 and self.parallel == "root":
             with strict(env):  # a planner's wrong move is an error, never an ended episode
                 return self.run_search(env, **kwargs)
-        if kwargs.get("checkpoint") is not None:
-            raise ValueError("a checkpoint holds one search: use workers=1 with checkpoint=")
-        kwargs = {k: v for k, v in kwargs.items() if k not in ("checkpoint", "resume")}
+        if kwargs.get("checkpoint") is not None and self.parallel != "root":
+            raise ValueError(
+                f"parallel={self.parallel!r} keeps no checkpoint: use the root scheme (one "
+                "checkpoint file per worker) or workers=1"
+            )
+        if kwargs.get("checkpoint") is None:
+            kwargs = {k: v for k, v in kwargs.items() if k not in ("checkpoint", "resume")}
         return self.schemes[self.parallel](self, env, **kwargs)
 
     def run_search(self, env: Any, **kwargs: Any) -> SearchResult:
@@ -291,6 +295,7 @@ def root_search(
     playouts: int | None = None,
     iterations: int | None = None,
     callback: Callback | None = None,
+    **saving: Any,
 ) -> SearchResult:
     """Root-parallel search: ``agent.workers`` independent seeded searches, the best kept.
 
@@ -300,6 +305,8 @@ def root_search(
         time_limit: seconds, for each worker.
         playouts, iterations: total budgets, split evenly between the workers.
         callback: receives :class:`~agents.base.Progress` about the best of all workers.
+        saving: ``checkpoint=PATH`` (worker ``i`` saves its search to ``PATH.w<i>``),
+            ``resume`` and ``checkpoint_every``, passed on to every worker's search.
 
     Returns:
         The best worker's score and actions (ties: the lowest worker index); playouts and
@@ -314,6 +321,8 @@ def root_search(
             budget["playouts"] = _split(playouts, n, i)
         if iterations is not None:
             budget["iterations"] = _split(iterations, n, i)
+        if saving.get("checkpoint") is not None:
+            budget.update(saving, checkpoint=f"{saving['checkpoint']}.w{i}")
         batch.append((clone, budget))
     pool = open_pool(agent, base)
     rounds = Rounds(pool, time_limit, callback)

@@ -29,8 +29,9 @@ from agents.base import NEG_INF, Progress, SearchResult
 BACKENDS = ("local", "ray")
 REPORT_EVERY = 0.5
 GUARD_HINT = (
-    "a worker process could not start the search: a script that runs a parallel search must "
-    'start it under `if __name__ == "__main__":` (worker processes import the script)'
+    "a worker process died (killed by a signal, out of memory, or unable to import the main "
+    "script: a script that runs a parallel search must start it under "
+    '`if __name__ == "__main__":`)'
 )
 
 

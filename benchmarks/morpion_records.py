@@ -11,7 +11,9 @@ records (5D 82 and 5T 178, Rosin's NRPA, 2010-2011). Every game is replayed and 
 is reported. Writes the report (with each best score against time) to
 benchmarks/out/morpion_records_<algo>_l<level>.json after every variant, each best game as a
 solution record beside it (for ``mc-envs verify`` and ``mc-envs replay``), and with ``--plot`` the
-best score against time on a log scale, like Figure 10 of the NMCS paper.
+best score against time on a log scale, like Figure 10 of the NMCS paper. Every search saves a
+checkpoint beside the report (one file per worker, and the time spent): ``--resume`` continues a
+search that was cut short for the time it has left, so an hour's run may span sessions.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import gymnasium as gym  # noqa: E402
 import mc_envs  # noqa: E402, F401
 from agents import NMCS, NRPA  # noqa: E402
 from benchmarks.reporting import (  # noqa: E402
+    interrupted,
     previous_runs,
     provenance,
     save_report,
@@ -48,7 +51,8 @@ def make_agent(args: argparse.Namespace, variant: str):
     common["backend"] = args.backend
     if args.algo == "nmcs":
         return NMCS(level=args.level, **common)
-    return NRPA(level=args.level, iterations=args.iterations, **common)
+    variants = {"tau": args.tau, "stabilize": args.stabilize, "repeats": args.repeats}
+    return NRPA(level=args.level, iterations=args.iterations, **variants, **common)
 
 
 def play(args: argparse.Namespace, variant: str, solution: Path) -> dict:
@@ -56,7 +60,9 @@ def play(args: argparse.Namespace, variant: str, solution: Path) -> dict:
     env = gym.make(ENV_IDS[variant]).unwrapped
     env.reset()
     agent = make_agent(args, variant)
-    run = timed_search(agent, env, args.time)
+    checkpoint = solution.with_name(solution.name.replace("_solution.json", ".ck.json"))
+    run = timed_search(agent, env, args.time, checkpoint=checkpoint, resume=args.resume)
+    interrupted(run, variant)
     record = make_record(
         env_id=ENV_IDS[variant],
         env_kwargs={},
@@ -64,7 +70,7 @@ def play(args: argparse.Namespace, variant: str, solution: Path) -> dict:
         actions=run["actions"],
         score=run["score"],
         agent=args.algo,
-        params={"level": args.level, "seed": agent.seed, "workers": args.workers},
+        params=agent.params,
         seconds=run["seconds"],
         playouts=run["playouts"],
     )
@@ -72,7 +78,7 @@ def play(args: argparse.Namespace, variant: str, solution: Path) -> dict:
     if not verdict.ok:
         raise SystemExit(f"{variant}: the search's best game does not replay: {verdict.message}")
     write_record(solution, record)
-    return {"variant": variant, **run, "solution": solution.name}
+    return {"variant": variant, **run, "params": agent.params, "solution": solution.name}
 
 
 def row(run: dict) -> str:
@@ -119,10 +125,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--backend", choices=("local", "ray"), default="local")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tau", type=float, default=1.0, help="NRPA: GNRPA's temperature")
+    parser.add_argument("--stabilize", type=int, default=1, help="NRPA: rollouts per level-1 step")
+    parser.add_argument("--repeats", type=int, default=0, help="NRPA: limited repetitions")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--plot", action="store_true", help="also write a PNG of score vs time")
     parser.add_argument(
-        "--resume", action="store_true", help="keep the variants already in --out; play the rest"
+        "--resume",
+        action="store_true",
+        help="keep the variants already in --out; continue a search cut short (its checkpoint "
+        "<out>_<variant>.ck.json) for the time it has left; play the rest",
     )
     args = parser.parse_args(argv)
     out = (
@@ -156,6 +168,7 @@ def main(argv: list[str] | None = None) -> None:
             "time": args.time,
             "workers": args.workers,
             "backend": args.backend,
+            "agent": runs[-1]["params"] if runs else None,
             "published": PUBLISHED,
             "variants": runs,
         }

@@ -19,23 +19,58 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def timed_search(agent: Any, env: Any, seconds: float) -> dict:
-    """Runs ``agent.search`` on ``env`` for ``seconds``; the result and its (time, best) trace."""
-    trace: list[tuple[float, float]] = []
+def timed_search(
+    agent: Any, env: Any, seconds: float, checkpoint: Path | None = None, resume: bool = False
+) -> dict:
+    """Runs ``agent.search`` on ``env`` for ``seconds``; the result and its (time, best) trace.
+
+    With ``checkpoint``, the search is saved there (one file per root worker) and the time spent
+    and the trace so far beside it (``<checkpoint>.time.json``, written on every improvement and
+    every few seconds): ``resume`` continues a search killed or stopped earlier, for the seconds
+    it has left, so that a long run may span sessions and still count its time once.
+    """
+    spent_file = Path(f"{checkpoint}.time.json") if checkpoint is not None else None
+    spent, trace = 0.0, []
+    if resume and spent_file is not None and spent_file.exists():
+        saved = json.loads(spent_file.read_text())
+        spent, trace = float(saved["seconds"]), [tuple(t) for t in saved["trace"]]
+    last = [0.0]
+
+    def save(elapsed: float) -> None:
+        if spent_file is not None:
+            save_report(spent_file, {"seconds": round(spent + elapsed, 3), "trace": trace})
 
     def progress(p) -> None:
         if p.improved:
-            trace.append((round(p.elapsed, 3), p.best_score))
+            trace.append((round(spent + p.elapsed, 3), p.best_score))
+        if p.improved or p.elapsed - last[0] >= 5.0:
+            last[0] = p.elapsed
+            save(p.elapsed)
 
-    result = agent.search(env, time_limit=seconds, callback=progress)
-    trace.append((round(result.seconds, 3), result.score))
+    saving = {}
+    if checkpoint is not None:
+        saved = any(Path(f"{checkpoint}{end}").exists() for end in ("", ".w0"))
+        saving = {"checkpoint": str(checkpoint), "resume": resume and saved}
+    left = max(seconds - spent, 0.01)
+    result = agent.search(env, time_limit=left, callback=progress, **saving)
+    save(result.seconds)
+    trace.append((round(spent + result.seconds, 3), result.score))
     return {
         "score": result.score,
         "actions": [int(a) for a in result.actions],
         "playouts": result.playouts,
-        "seconds": result.seconds,
+        "seconds": spent + result.seconds,
         "trace": trace,
+        "stopped": result.stopped,
     }
+
+
+def interrupted(run: dict, what: str) -> None:
+    """Exits (130) when a timed search was interrupted: its problem is not reported as played,
+    and ``--resume`` continues it from its checkpoint."""
+    if run["stopped"] == "interrupt":
+        print(f"\ninterrupted during {what}: --resume continues it", file=sys.stderr)
+        raise SystemExit(130)
 
 
 def best_at(trace: list, t: float) -> float:

@@ -138,8 +138,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     env_id = game.env_id
     out = Path(args.out)
     check_writable(out, "--out")
-    if args.resume and args.checkpoint and not Path(args.checkpoint).is_file():
-        raise UsageError(f"--resume: no checkpoint file {args.checkpoint}")
+    saved = f"{args.checkpoint}.w0" if args.workers > 1 else args.checkpoint  # root: one a worker
+    if args.resume and args.checkpoint and not Path(saved).is_file():
+        raise UsageError(f"--resume: no checkpoint file {saved}")
     if args.checkpoint:
         check_writable(Path(args.checkpoint), "--checkpoint")
     env_kwargs = _env_kwargs(args, game)

@@ -255,12 +255,22 @@ def test_resume_without_checkpoint_is_a_usage_error(tmp_path, capsys):
     assert "--resume needs --checkpoint" in capsys.readouterr().err
 
 
-def test_a_checkpoint_with_several_workers_is_a_usage_error(tmp_path, capsys):
+def test_a_checkpoint_with_several_workers_keeps_one_file_per_root_worker(tmp_path, capsys):
     args = ["solve", "samegame", "--position", "1", "--algo", "nrpa", "--workers", "2"]
-    ck = tmp_path / "ck.json"
-    assert main([*args, "--checkpoint", str(ck), "--quiet", "--out", str(tmp_path / "x.json")]) == 2
-    assert "--checkpoint: a checkpoint holds one search" in capsys.readouterr().err
-    assert not ck.exists()
+    ck, out = tmp_path / "ck.json", tmp_path / "x.json"
+    budget = ["--playouts", "400", "--quiet", "--out", str(out)]
+    assert main([*args, "--parallel", "distributed", "--checkpoint", str(ck), *budget]) == 2
+    assert "--checkpoint: parallel='distributed' keeps no checkpoint" in capsys.readouterr().err
+    assert main([*args, "--resume", "--checkpoint", str(ck), *budget]) == 2
+    assert f"no checkpoint file {ck}.w0" in capsys.readouterr().err
+    assert main([*args, "--checkpoint", str(ck), *budget]) == 0
+    first = json.loads(out.read_text())
+    assert (tmp_path / "ck.json.w0").is_file() and (tmp_path / "ck.json.w1").is_file()
+    more = ["--playouts", "800", "--quiet", "--out", str(out)]
+    assert main([*args, "--checkpoint", str(ck), "--resume", *more]) == 0
+    resumed = json.loads(out.read_text())
+    assert resumed["playouts"] == 800 and resumed["score"] >= first["score"]
+    assert main(["verify", str(out)]) == 0
 
 
 def test_an_unreadable_checkpoint_is_a_usage_error(tmp_path, capsys):
