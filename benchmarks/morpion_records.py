@@ -30,6 +30,7 @@ import gymnasium as gym  # noqa: E402
 import mc_envs  # noqa: E402, F401
 from agents import NMCS, NRPA  # noqa: E402
 from benchmarks.reporting import (  # noqa: E402
+    drop_checkpoint,
     interrupted,
     previous_runs,
     provenance,
@@ -172,7 +173,8 @@ def main(argv: list[str] | None = None) -> None:
             "published": PUBLISHED,
             "variants": runs,
         }
-        save_report(out, report)  # after every variant: a kill loses one
+        save_report(out, report)  # after every variant
+        drop_checkpoint(solution.with_name(solution.name.replace("_solution.json", ".ck.json")))
     print(f"wrote {out}")
     if args.plot and runs:
         png = out.with_suffix(".png")

@@ -65,6 +65,12 @@ def timed_search(
     }
 
 
+def drop_checkpoint(checkpoint: Path) -> None:
+    """Removes a finished search's checkpoint files (its workers' and its time file)."""
+    for path in checkpoint.parent.glob(f"{checkpoint.name}*"):
+        path.unlink()
+
+
 def interrupted(run: dict, what: str) -> None:
     """Exits (130) when a timed search was interrupted: its problem is not reported as played,
     and ``--resume`` continues it from its checkpoint."""

@@ -11,7 +11,8 @@ writes everything, with each position's best score against time, to benchmarks/o
 samegame_standard_<algo>_l<level>.json; with ``--plot``, draws the score of every position against
 time (matplotlib, Agg backend) into a PNG beside it, like the figures of the NMCS paper.
 NRPA's variants (agents.nrpa_options) are options. Every game found is replayed in a fresh env
-and must give its score.
+and must give its score. A position's search keeps a checkpoint beside the report until the
+position is reported: ``--resume`` continues it for the time it has left.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ import mc_envs  # noqa: E402, F401
 from agents import NMCS, NRPA  # noqa: E402
 from benchmarks.reporting import (  # noqa: E402
     best_at,
+    drop_checkpoint,
+    interrupted,
     previous_runs,
     provenance,
     save_report,
@@ -100,13 +103,15 @@ def replayed(position: int, actions: list[int]) -> float:
     return float(env.score)
 
 
-def play(args: argparse.Namespace, position: int, warm: dict[int, list[int]]) -> dict:
+def play(
+    args: argparse.Namespace, position: int, warm: dict[int, list[int]], checkpoint: Path
+) -> dict:
     env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
     env.reset()
-    run = {
-        "position": position,
-        **timed_search(make_agent(args, position, warm), env, args.time_per_position),
-    }
+    agent = make_agent(args, position, warm)
+    found = timed_search(agent, env, args.time_per_position, checkpoint, args.resume)
+    interrupted(found, f"position {position}")
+    run = {"position": position, **found}
     if replayed(position, run["actions"]) != run["score"]:
         raise RuntimeError(f"position {position}: the game found does not replay to its score")
     run["replayed"] = True
@@ -201,7 +206,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--plot", action="store_true", help="also write a PNG of score vs time")
     parser.add_argument(
-        "--resume", action="store_true", help="keep the positions already in --out; play the rest"
+        "--resume",
+        action="store_true",
+        help="keep the positions already in --out; continue a search cut short (its checkpoint "
+        "<out>_p<position>.ck.json) for the time it has left; play the rest",
     )
     args = parser.parse_args(argv)
     if args.algo == "nmcs" and args.policy and len(args.policy) > 1:
@@ -229,12 +237,13 @@ def main(argv: list[str] | None = None) -> None:
     for position in args.positions:
         if any(r["position"] == position for r in runs):
             continue
-        run = play(args, position, warm)
+        checkpoint = out.with_name(f"{out.stem}_p{position}.ck.json")
+        run = play(args, position, warm, checkpoint)
         run["commit"] = origin["commit"]
         runs.append(run)
         print_row(run, table, names)
-        # after every position: a kill loses one
-        write_report(out, args, origin, runs, table, names)
+        write_report(out, args, origin, runs, table, names)  # after every position
+        drop_checkpoint(checkpoint)
     ours = sum(r["score"] for r in runs)
     totals = {n: sum(table[r["position"]][n] for r in runs) for n in names}
     print(
