@@ -306,7 +306,9 @@ def root_search(
         playouts, iterations: total budgets, split evenly between the workers.
         callback: receives :class:`~agents.base.Progress` about the best of all workers.
         saving: ``checkpoint=PATH`` (worker ``i`` saves its search to ``PATH.w<i>``),
-            ``resume`` and ``checkpoint_every``, passed on to every worker's search.
+            ``resume`` and ``checkpoint_every``, passed on to every worker's search; with
+            ``resume``, a worker whose file is missing (the search ended before it started)
+            starts afresh.
 
     Returns:
         The best worker's score and actions (ties: the lowest worker index); playouts and
@@ -322,7 +324,9 @@ def root_search(
         if iterations is not None:
             budget["iterations"] = _split(iterations, n, i)
         if saving.get("checkpoint") is not None:
-            budget.update(saving, checkpoint=f"{saving['checkpoint']}.w{i}")
+            path = f"{saving['checkpoint']}.w{i}"
+            resume = bool(saving.get("resume")) and Path(path).exists()
+            budget.update(saving, checkpoint=path, resume=resume)
         batch.append((clone, budget))
     pool = open_pool(agent, base)
     rounds = Rounds(pool, time_limit, callback)

@@ -59,3 +59,43 @@ def test_samegame_standard_resumes_with_the_positions_already_played(tmp_path, c
         for action in run["actions"]:
             env.step(action)
         assert env.score == run["score"] > 0
+
+
+def test_a_timed_search_cut_short_resumes_for_the_time_it_has_left(tmp_path):
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    from agents import NRPA
+    from benchmarks.reporting import drop_checkpoint, timed_search
+
+    env = gym.make("mc_envs/SameGame-v0", position=3).unwrapped
+    env.reset()
+    ck = tmp_path / "p3.ck.json"
+    first = timed_search(NRPA(level=2, seed=1, workers=2), env, 3.0, checkpoint=ck)
+    assert {p.name for p in tmp_path.iterdir()} == {
+        f"{ck.name}{e}" for e in (".w0", ".w1", ".time.json")
+    }
+    spent = json.loads(Path(f"{ck}.time.json").read_text())["seconds"]
+    assert abs(spent - first["seconds"]) < 1e-3
+    more = timed_search(
+        NRPA(level=2, seed=1, workers=2), env, spent + 1.0, checkpoint=ck, resume=True
+    )
+    assert more["trace"][: len(first["trace"]) - 1] == first["trace"][:-1]
+    assert more["playouts"] > first["playouts"] and more["score"] >= first["score"]
+    assert spent + 0.5 < more["seconds"] < spent + 30  # about one more second (workers start)
+    drop_checkpoint(ck)
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_nrpa_ablation_writes_every_configuration_and_a_summary(tmp_path, capsys):
+    bench(
+        "nrpa-ablation",
+        *("--time-per-position", "0.5", "--workers", "1", "--level", "1"),
+        *("--positions", "2", "--configs", "tabu", "bias-neg", "--out-dir", str(tmp_path)),
+    )
+    summary = json.loads((tmp_path / "summary.json").read_text())["configs"]
+    assert set(summary) == {"tabu", "bias-neg"}
+    for name, row in summary.items():
+        report = json.loads((tmp_path / f"{name}.json").read_text())
+        assert row["total"] == report["total"] == report["positions"][0]["score"] > 0
+        assert report["positions"][0]["replayed"] is True
+    assert json.loads((tmp_path / "bias-neg.json").read_text())["variants"]["bias"] == -0.3
+    assert (tmp_path / "summary.png").stat().st_size > 10_000
