@@ -202,6 +202,14 @@ def _write(s, cw, rows, cols, colors, ncols):
 
 
 @njit(cache=True, nogil=True)
+def _mark(bits, a, on):
+    if on:
+        bits[a >> 6] |= _1 << np.uint64(a & 63)
+    else:
+        bits[a >> 6] &= ~(_1 << np.uint64(a & 63))
+
+
+@njit(cache=True, nogil=True)
 def playout(s, policy, rng, ws, seq, start):
     """Plays to the end like :func:`samegame.playout` (same arguments, same games, same result)."""
     rows = np.int64(s[sg.ROWS])
@@ -217,66 +225,88 @@ def playout(s, policy, rng, ws, seq, start):
     cw = _read(s, rows, cols, colors, ncols)
     tabu = sg.tabu_color(s) if policy == 1 else -1
     nw = (n + 63) // 64
-    # scratch: visited and removed cells per column, the flood's stack, the groups' bitsets
-    uw = np.zeros(2 * (cols + 2) + n + 1 + 2 * nw, dtype=np.uint64)
-    vis = uw[: cols + 2]
-    rm = uw[cols + 2 : 2 * (cols + 2)]
-    stp = uw[2 * (cols + 2) : 2 * (cols + 2) + n + 1]
-    every = uw[2 * (cols + 2) + n + 1 : 2 * (cols + 2) + n + 1 + nw]
-    allowed = uw[2 * (cols + 2) + n + 1 + nw :]
-    # the groups: unordered list (action, first and last column), colour by action; the stack
-    iw = np.empty(3 * (n // 2 + 1) + 2 * n + 1, dtype=np.int64)
-    gact = iw[: n // 2 + 1]
-    glo = iw[n // 2 + 1 : 2 * (n // 2 + 1)]
-    ghi = iw[2 * (n // 2 + 1) : 3 * (n // 2 + 1)]
-    gcolor = iw[3 * (n // 2 + 1) : 3 * (n // 2 + 1) + n]
-    stc = iw[3 * (n // 2 + 1) + n :]
+    # per column: visited and removed cells, the zone's lowest bit; the flood's stack; two bitsets
+    uw = np.zeros(3 * width + n + 1 + 2 * nw, dtype=np.uint64)
+    vis = uw[:width]
+    rm = uw[width : 2 * width]
+    zone = uw[2 * width : 3 * width]
+    stp = uw[3 * width : 3 * width + n + 1]
+    every = uw[3 * width + n + 1 : 3 * width + n + 1 + nw]
+    allowed = uw[3 * width + n + 1 + nw :]
+    # the groups' actions, the actions in doubt; by action: the group's colour, first and last
+    # column, top cell's bit and column; the flood's stack
+    iw = np.empty(8 * n + 1, dtype=np.int64)
+    gact = iw[:n]
+    doubt = iw[n : 2 * n]
+    gcolor = iw[2 * n : 3 * n]
+    glo = iw[3 * n : 4 * n]
+    ghi = iw[4 * n : 5 * n]
+    gtop = iw[5 * n : 6 * n]
+    gleft = iw[6 * n : 7 * n]
+    stc = iw[7 * n :]
     ng = 0
     nallowed = 0
     first = 1
     last = ncols
+    zmin = 0
     k = 0
     gained = 0
     removed = 0
     while True:
+        nd = 0
         i = 0
-        while i < ng:  # forget the groups that touch columns first..last
-            if glo[i] <= last and ghi[i] >= first:
-                a = gact[i]
-                every[a >> 6] &= ~(_1 << np.uint64(a & 63))
+        while i < ng:  # set aside the groups that may have a cell in the zone
+            a = gact[i]
+            if glo[a] <= last and ghi[a] >= first and gtop[a] >= zmin:
+                _mark(every, a, False)
                 if tabu >= 0 and gcolor[a] != tabu:
-                    allowed[a >> 6] &= ~(_1 << np.uint64(a & 63))
+                    _mark(allowed, a, False)
                     nallowed -= 1
+                doubt[nd] = a
+                nd += 1
                 ng -= 1
                 gact[i] = gact[ng]
-                glo[i] = glo[ng]
-                ghi[i] = ghi[ng]
             else:
                 i += 1
         for x in range(ncols + 2):
             vis[x] = 0
-        for color in range(1, colors + 1):  # and find every group with a cell there
+        for color in range(1, colors + 1):  # find every group with a cell in the zone
             base = color * width
-            for x in range(base + first, base + last + 1):
-                wx = cw[x]
-                if wx == 0:
-                    continue
-                seeds = wx & ((wx << _1) | (wx >> _1) | cw[x - 1] | cw[x + 1]) & ~vis[x - base]
+            for x in range(first, last + 1):
+                wx = cw[base + x]
+                seeds = wx & ((wx << _1) | (wx >> _1) | cw[base + x - 1] | cw[base + x + 1])
+                seeds &= ~vis[x] & ~((_1 << zone[x]) - _1)
                 while seeds:
                     _, top, left, lo, hi = _flood(
-                        cw, x, seeds & (~seeds + _1), vis, base, stc, stp, tall
+                        cw, base + x, seeds & (~seeds + _1), vis, base, stc, stp, tall
                     )
-                    seeds &= ~vis[x - base]
+                    seeds &= ~vis[x]
                     a = (rows - 1 - top) * cols + left - base - 1
                     gact[ng] = a
-                    glo[ng] = lo - base
-                    ghi[ng] = hi - base
                     ng += 1
                     gcolor[a] = color
-                    every[a >> 6] |= _1 << np.uint64(a & 63)
+                    glo[a] = lo - base
+                    ghi[a] = hi - base
+                    gtop[a] = top
+                    gleft[a] = left - base
+                    _mark(every, a, True)
                     if tabu >= 0 and color != tabu:
-                        allowed[a >> 6] |= _1 << np.uint64(a & 63)
+                        _mark(allowed, a, True)
                         nallowed += 1
+        for j in range(nd):  # a group in doubt whose top cell no flood reached is unchanged
+            a = doubt[j]
+            x = gleft[a]
+            bit = _1 << np.uint64(gtop[a])
+            base = gcolor[a] * width
+            wx = cw[base + x]
+            near = (wx << _1) | (wx >> _1) | cw[base + x - 1] | cw[base + x + 1]
+            if wx & near & ~vis[x] & bit:
+                gact[ng] = a
+                ng += 1
+                _mark(every, a, True)
+                if tabu >= 0 and gcolor[a] != tabu:
+                    _mark(allowed, a, True)
+                    nallowed += 1
         if ng == 0:
             break
         if tabu >= 0 and nallowed > 0:
@@ -285,21 +315,32 @@ def playout(s, policy, rng, ws, seq, start):
             a = _select(every, rng_below(rng, ng))
         seq[start + k] = a
         k += 1
-        x = a % cols + 1
         base = gcolor[a] * width
         size, _, _, lo, hi = _flood(
-            cw, base + x, _1 << np.uint64(rows - 1 - a // cols), rm, base, stc, stp, tall
+            cw, base + gleft[a], _1 << np.uint64(gtop[a]), rm, base, stc, stp, tall
         )
         lo -= base
         hi -= base
         gained += (size - 2) * (size - 2)
         removed += size
+        # the zone: the cells that move (from the lowest removed cell up) and their neighbours
+        first = max(lo - 1, 1)
+        last = min(hi + 1, ncols)
+        for x in range(first, last + 1):
+            zone[x] = _64
         emptied = False
         for x in range(lo, hi + 1):
+            low = _ctz(rm[x])
+            zone[x] = min(zone[x], low - _1 if low > _0 else _0)
+            zone[x - 1] = min(zone[x - 1], low)
+            zone[x + 1] = min(zone[x + 1], low)
             _compact(cw, x, rm[x], colors + 1, width)
             rm[x] = 0
             if cw[x] == 0:
                 emptied = True
+        zmin = 63
+        for x in range(first, last + 1):
+            zmin = min(zmin, np.int64(zone[x]))
         if emptied:  # shift the columns left over the empty ones and find all groups again
             to = lo
             for x in range(lo, ncols + 1):
@@ -316,11 +357,9 @@ def playout(s, policy, rng, ws, seq, start):
             nallowed = 0
             every[:] = 0
             allowed[:] = 0
+            zone[:] = 0
             first = 1
             last = ncols
-        else:
-            first = max(lo - 1, 1)
-            last = min(hi + 1, ncols)
     _write(s, cw, rows, cols, colors, ncols0)
     s[sg.SCORE] += gained
     s[sg.LEFT] -= removed
