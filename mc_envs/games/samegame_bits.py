@@ -8,9 +8,12 @@ back into the state. For the same generator state it makes the same choices as
 in increasing action order, which is what the flood-fill playout draws, is the bitset's g-th set bit.
 
 Vertical runs are filled in a few word operations (:func:`_fill`); a group is the union of the runs
-reached from one cell through same-coloured neighbour columns (:func:`_flood`). After a move only the
-groups touching the changed columns and their two neighbours are found again; when a column empties,
-the columns to its right shift, their actions change, and the groups are all found again.
+reached from one cell through same-coloured neighbour columns (:func:`_flood`). After a move only
+the zone changes: in each column the group touched, the cells from its lowest removed cell up, and
+the cells next to those. The groups that may have a cell there (by their columns and top cell) are
+put in doubt, the groups with a cell in the zone are found again, and a group in doubt whose top
+cell no flood reached and still has a same-coloured neighbour is unchanged, so it stays. When a
+column empties, the columns to its right shift, their actions change, and all groups are found again.
 
 Boards taller than :data:`MAX_ROWS` rows or with more than :data:`MAX_COLORS` colours are played by
 :func:`samegame.playout` itself.
@@ -270,12 +273,13 @@ def playout(s, policy, rng, ws, seq, start):
                 i += 1
         for x in range(ncols + 2):
             vis[x] = 0
-        for color in range(1, colors + 1):  # find every group with a cell in the zone
-            base = color * width
-            for x in range(first, last + 1):
+        for x in range(first, last + 1):  # find every group with a cell in the zone
+            inside = ~((_1 << zone[x]) - _1) & cw[x]
+            for color in range(1, colors + 1):
+                base = color * width
                 wx = cw[base + x]
                 seeds = wx & ((wx << _1) | (wx >> _1) | cw[base + x - 1] | cw[base + x + 1])
-                seeds &= ~vis[x] & ~((_1 << zone[x]) - _1)
+                seeds &= inside & ~vis[x]
                 while seeds:
                     _, top, left, lo, hi = _flood(
                         cw, base + x, seeds & (~seeds + _1), vis, base, stc, stp, tall
