@@ -1,8 +1,8 @@
 """SameGame playouts on column bitboards: the same games as :func:`samegame.playout`, faster.
 
 :func:`playout` reads the state once into one ``uint64`` word per column and colour (bit y = the
-cell y rows above the bottom, so gravity packs each column toward bit 0; word row 0 holds the
-occupancy), plays the whole game on these words, and writes the board, score, moves and the end
+cell y rows above the bottom, so gravity packs each column toward bit 0; colour 0's words hold
+the occupancy), plays the whole game on these words, and writes the board, score, moves and the end
 back into the state. For the same generator state it makes the same choices as
 :func:`samegame.playout`: the groups are kept in a bitset indexed by action, so that the g-th group
 in increasing action order, which is what the flood-fill playout draws, is the bitset's g-th set bit.
@@ -206,6 +206,7 @@ def _write(s, cw, rows, cols, colors, ncols):
 
 @njit(cache=True, nogil=True)
 def _mark(bits, a, on):
+    """Sets (``on``) or clears bit ``a`` of a bitset of words."""
     if on:
         bits[a >> 6] |= _1 << np.uint64(a & 63)
     else:
