@@ -10,6 +10,9 @@ Parts: ``playouts`` (random and TabuColorRandom playouts/s on standard position 
 (NMCS with and without memorisation on the 20 standard positions: mean score per position),
 ``startup`` (wall time of ``mc-envs solve samegame --position 1 --time 1`` with a cold and a warm
 numba cache). Results are printed and written to benchmarks/out/samegame.json.
+
+The C++ reference is ``../shared/bench/run_ref.sh`` beside the project's root; set
+``MC_ENVS_SAMEGAME_REF`` to the path of ``run_ref.sh`` to use another one (e.g. from a worktree).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 import mc_envs  # noqa: E402,F401
 from agents import NMCS, NRPA  # noqa: E402
 
-REF = ROOT.parent / "shared" / "bench" / "run_ref.sh"
+REF = Path(os.environ.get("MC_ENVS_SAMEGAME_REF", ROOT.parent / "shared" / "bench" / "run_ref.sh"))
 POLICY_CODE = {"random": 0, "tabu": 1}
 
 

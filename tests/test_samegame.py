@@ -132,15 +132,18 @@ def test_restore_refuses_another_size_or_game():
 
 
 def test_kernel_playout_matches_the_env_played_with_the_same_stream():
+    import itertools
+
     from mc_envs.rng import Rng, rng_state
 
     env = SameGameEnv(position=3)
     env.reset()
-    for policy_name, code in sg.POLICIES.items():
+    playouts = (sg.playout, env.kernel.playout)  # the flood fill and the bitboards
+    for (policy_name, code), playout in itertools.product(sg.POLICIES.items(), playouts):
         s = env._state.copy()
         ws = sg.workspace(s)
         seq = np.zeros(200, dtype=np.int64)
-        n = sg.playout(s, code, rng_state(11), ws, seq, 0)
+        n = playout(s, code, rng_state(11), ws, seq, 0)
         replay = SameGameEnv(position=3)
         replay.reset()
         choose = replay.policy(policy_name)(replay)

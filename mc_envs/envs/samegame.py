@@ -11,6 +11,7 @@ from gymnasium import spaces
 
 from mc_envs.core import Kernel, LegalDiscrete, PlanningEnv, PolicyFactory
 from mc_envs.games import samegame as sg
+from mc_envs.games import samegame_bits
 from mc_envs.games import samegame_select as sgs
 from mc_envs.games.samegame_check import check_state
 
@@ -20,7 +21,7 @@ def _kernel(rows: int, cols: int) -> Kernel:
         name="samegame",
         legal=sg.legal,
         play=sg.play,
-        playout=sg.playout,
+        playout=samegame_bits.playout,
         score=sg.score,
         workspace=sg.workspace,
         max_moves=rows * cols // 2 + 1,
