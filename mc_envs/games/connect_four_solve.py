@@ -92,7 +92,7 @@ def _store(tt_keys: np.ndarray, tt_bounds: np.ndarray, key: int, lo: int, hi: in
         tt_bounds[i, 1] = min(tt_bounds[i, 1], hi)
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)  # not cached: numba's cache of a recursive function crashes when loaded
 def negamax(
     mine: int,
     mask: int,
@@ -178,7 +178,7 @@ def negamax(
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)  # not cached either: it calls the recursive negamax
 def weak_value(
     mine: int, mask: int, tt_keys: np.ndarray, tt_bounds: np.ndarray, stats: np.ndarray
 ) -> int:
