@@ -64,7 +64,7 @@ def sane_game(rng: np.random.Generator, plies: int) -> list[int] | None:
     return None if state[c4.OVER] else moves
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
@@ -127,8 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(positions)} positions ({report['informative']} informative), solver "
         f"{report['solver_seconds']} s, written to {args.out}"
     )
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

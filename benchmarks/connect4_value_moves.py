@@ -98,7 +98,7 @@ def summaries(positions: list[dict], moves: list[int] | None) -> dict:
     return {name: summary(positions, moves, f) for name, f in groups.items()}
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--positions", default=str(POSITIONS))
     parser.add_argument("--limit", type=int, help="only the first LIMIT positions")
@@ -152,7 +152,6 @@ def main(argv: list[str] | None = None) -> int:
     report["summary"]["random"] = summaries(positions, None)
     write_atomic(out, json.dumps(report, indent=1))
     print_table(report["summary"], len(positions))
-    return 0
 
 
 def print_table(table: dict, n: int) -> None:
@@ -178,4 +177,4 @@ def print_table(table: dict, n: int) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
