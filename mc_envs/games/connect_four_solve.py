@@ -36,6 +36,7 @@ ORDER = np.array([3, 2, 4, 1, 5, 0, 6], dtype=np.int64)  # centre first
 DEFAULT_NODES = 50_000_000
 # Statistics array of a search: nodes visited, node budget, and 1 once the budget is spent.
 NODES, LIMIT, ABORTED = range(3)
+SCORES = 42  # the row of the ordering scratch space that holds the scores
 
 
 class SolverBudgetError(RuntimeError):
@@ -101,6 +102,7 @@ def negamax(
     tt_keys: np.ndarray,
     tt_bounds: np.ndarray,
     stats: np.ndarray,
+    order: np.ndarray,
 ) -> int:
     """The value of a position for the player to move, within the window (``alpha``, ``beta``).
 
@@ -116,6 +118,8 @@ def negamax(
         tt_keys: the transposition table's keys (-1 = empty), any length.
         tt_bounds: its (lower, upper) bounds, one row a key.
         stats: ``[nodes, node budget, aborted]``; once aborted, every call returns 0 at once.
+        order: scratch space for the move ordering, (43, 7) int64: row ``p`` holds the moves,
+            best first, of the position with ``p`` stones (0..41), row 42 their scores.
     """
     if stats[ABORTED]:
         return 0
@@ -147,8 +151,8 @@ def negamax(
     alpha, beta = max(alpha, lo), min(beta, hi)
     if alpha >= beta:
         return alpha
-    moves = np.empty(COLS, dtype=np.int64)
-    scores = np.empty(COLS, dtype=np.int64)
+    moves = order[_popcount(mask)]
+    scores = order[SCORES]
     n = 0
     for c in ORDER:
         move = possible & (np.int64(0x3F) << (7 * c))
@@ -163,7 +167,9 @@ def negamax(
     best = -1
     for i in range(n):
         move = moves[i]
-        v = -negamax(theirs, mask | move, -beta, -max(alpha, best), tt_keys, tt_bounds, stats)
+        v = -negamax(
+            theirs, mask | move, -beta, -max(alpha, best), tt_keys, tt_bounds, stats, order
+        )
         if stats[ABORTED]:
             return 0
         if v > best:
@@ -183,9 +189,10 @@ def weak_value(
     mine: int, mask: int, tt_keys: np.ndarray, tt_bounds: np.ndarray, stats: np.ndarray
 ) -> int:
     """The weak value (+1, 0, -1) of a position not over, by two null-window searches."""
-    if negamax(mine, mask, 0, 1, tt_keys, tt_bounds, stats) >= 1:
+    order = np.zeros((SCORES + 1, COLS), dtype=np.int64)
+    if negamax(mine, mask, 0, 1, tt_keys, tt_bounds, stats, order) >= 1:
         return 1
-    if negamax(mine, mask, -1, 0, tt_keys, tt_bounds, stats) <= -1:
+    if negamax(mine, mask, -1, 0, tt_keys, tt_bounds, stats, order) <= -1:
         return -1
     return 0
 
