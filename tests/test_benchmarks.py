@@ -99,3 +99,42 @@ def test_the_nrpa_ablation_writes_every_configuration_and_a_summary(tmp_path, ca
         assert report["positions"][0]["replayed"] is True
     assert json.loads((tmp_path / "bias-neg.json").read_text())["variants"]["bias"] == -0.3
     assert (tmp_path / "summary.png").stat().st_size > 10_000
+
+
+def test_connect4_positions_and_the_value_moves_benchmark_resume(tmp_path, capsys):
+    positions = tmp_path / "positions.json"
+    bench(
+        "connect4-positions",
+        *("--count", "4", "--min-plies", "24", "--max-plies", "30", "--seed", "3"),
+        *("--table-bits", "16", "--out", str(positions)),
+    )
+    data = json.loads(positions.read_text())
+    assert len(data["positions"]) == 4 and data["provenance"]["command"]
+    env = gym.make("mc_envs/ConnectFour-v0", illegal_action="raise").unwrapped
+    for p in data["positions"]:
+        env.reset(seed=0)
+        for column in p["moves"]:
+            env.step(column)
+        assert sorted(map(int, p["values"])) == env.legal_actions().tolist()
+        assert p["value"] == max(p["values"].values())
+        assert p["informative"] == (len(set(p["values"].values())) > 1)
+    out = tmp_path / "value_moves.json"
+    common = (
+        "--positions",
+        str(positions),
+        "--agents",
+        "uct200",
+        "--every",
+        "1",
+        "--out",
+        str(out),
+    )
+    bench("connect4-value-moves", *common, "--limit", "2")
+    first = json.loads(out.read_text())["moves"]["uct200"]
+    bench("connect4-value-moves", *common, "--resume")
+    report = json.loads(out.read_text())
+    moves = report["moves"]["uct200"]
+    assert len(moves) == 4 and moves[:2] == first
+    kept = sum(p["values"][str(m)] == p["value"] for p, m in zip(data["positions"], moves))
+    assert report["summary"]["uct200"]["all"]["preserved"] == kept
+    assert "UCT 200 iterations" in capsys.readouterr().out
