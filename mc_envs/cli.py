@@ -70,12 +70,12 @@ def _env_kwargs(args: argparse.Namespace, game: Game) -> dict:
 
 
 NRPA_VARIANTS = ("tau", "bias", "stabilize", "repeats", "codes", "warm_start")
-"""NRPA's variant options on the command line (agents.nrpa_options); None: the game's default."""
+"""NRPA's variant options on the command line (agents.nrpa_options); None: NRPA's default."""
 
 
 def _variants(args: argparse.Namespace, env: Any) -> dict[str, Any]:
-    """NRPA's variant options: the game's defaults (``nrpa_defaults`` of the env), then the flags."""
-    options = dict(getattr(env.unwrapped, "nrpa_defaults", {}))
+    """NRPA's variant options given as flags (the others keep NRPA's defaults)."""
+    options: dict[str, Any] = {}
     for name in NRPA_VARIANTS:
         value = getattr(args, name, None)
         if value is not None:
@@ -115,9 +115,7 @@ def _make_agent(args: argparse.Namespace, env: Any) -> Any:
             return agents.NMCS(level=args.level, policy=args.policy, **common)
         if args.algo == "nrpa":
             variants = _variants(args, env)
-            policy = args.policy or variants.pop("policy", None)
-            variants.pop("policy", None)
-            return agents.NRPA(level=args.level, policy=policy, **variants, **common)
+            return agents.NRPA(level=args.level, policy=args.policy, **variants, **common)
         return agents.UCT(**common)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--algo {args.algo}: {exc}") from None
