@@ -70,12 +70,12 @@ def _env_kwargs(args: argparse.Namespace, game: Game) -> dict:
 
 
 NRPA_VARIANTS = ("tau", "bias", "stabilize", "repeats", "codes", "warm_start")
-"""NRPA's variant options on the command line (agents.nrpa_options); None: NRPA's default."""
+"""NRPA's variant options on the command line (agents.nrpa_options); None: the game's default."""
 
 
 def _variants(args: argparse.Namespace, env: Any) -> dict[str, Any]:
-    """NRPA's variant options given as flags (the others keep NRPA's defaults)."""
-    options: dict[str, Any] = {}
+    """NRPA's variant options: the game's (``nrpa_variants``), then those given as flags."""
+    options: dict[str, Any] = dict(env.unwrapped.nrpa_variants)
     for name in NRPA_VARIANTS:
         value = getattr(args, name, None)
         if value is not None:

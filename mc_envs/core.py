@@ -154,6 +154,10 @@ class PlanningEnv(gym.Env):
     initial state array, ``_observation()``, and a :class:`Kernel` in ``kernel``. The state array is
     ``self._state``; a scratch array for the kernel is ``self._ws``.
 
+    ``default_policy`` names the playout policy a planner uses when given none; ``nrpa_variants``
+    holds the NRPA options (:mod:`agents.nrpa_options`) that ``mc-envs solve --algo nrpa`` uses for
+    the game unless its flags say otherwise (the library's ``NRPA`` stays plain by default).
+
     Illegal actions. An action of the action space that is not legal in the current state (or any
     action once the game is over) is handled by the policy ``illegal_action``, given to every
     built-in env's constructor and switchable per instance (``env.unwrapped.illegal_action =
@@ -184,6 +188,7 @@ class PlanningEnv(gym.Env):
 
     game: ClassVar[str] = "abstract"
     default_policy: ClassVar[str] = "random"
+    nrpa_variants: ClassVar[dict[str, Any]] = {}
     illegal_reward: ClassVar[float] = 0.0
     kernel: Kernel
     _config: tuple

@@ -322,6 +322,19 @@ def test_solve_with_nrpa_variants_names_them_in_the_record_and_warm_starts(tmp_p
     assert main(["verify", str(second)]) == 0
 
 
+def test_solve_nrpa_uses_the_games_variants_unless_flags_override_them(tmp_path):
+    def params(game: str, *extra: str) -> dict:
+        out = tmp_path / f"{game}{len(extra)}.json"
+        args = ["solve", game, "--algo", "nrpa", "--level", "1", "--playouts", "50", "--quiet"]
+        assert main([*args, *extra, "--out", str(out)]) == 0
+        return json.loads(out.read_text())["agent"]["params"]
+
+    assert params("samegame", "--position", "2")["stabilize"] == 2  # the ablation's winner
+    assert "stabilize" not in params("samegame", "--position", "2", "--stabilize", "1")
+    assert params("samegame", "--position", "2", "--stabilize", "3")["stabilize"] == 3
+    assert "stabilize" not in params("morpion5t")
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [
