@@ -34,7 +34,7 @@ CONFIGS: dict[str, list[str]] = {
     "bias-pos": ["--policy", "tabu", "--bias", "0.3"],
     "stabilize-2": ["--policy", "tabu", "--stabilize", "2"],
     "repeats-20": ["--policy", "tabu", "--repeats", "20"],
-    "stabilize-2-action": ["--policy", "tabu", "--stabilize", "2", "--codes", "action"],
+    "stabilize-2-repeats-20": ["--policy", "tabu", "--stabilize", "2", "--repeats", "20"],
 }
 """Each configuration's options of ``samegame_standard.py`` (besides level, time and workers)."""
 
