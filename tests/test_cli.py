@@ -329,10 +329,12 @@ def test_solve_nrpa_uses_the_games_variants_unless_flags_override_them(tmp_path)
         assert main([*args, *extra, "--out", str(out)]) == 0
         return json.loads(out.read_text())["agent"]["params"]
 
-    assert params("samegame", "--position", "2")["stabilize"] == 2  # the ablation's winner
-    assert "stabilize" not in params("samegame", "--position", "2", "--stabilize", "1")
+    chosen = params("samegame", "--position", "2")  # the ablation's choice
+    assert (chosen["stabilize"], chosen["repeats"]) == (2, 20)
+    plain = params("samegame", "--position", "2", "--stabilize", "1", "--repeats", "0")
+    assert "stabilize" not in plain and "repeats" not in plain
     assert params("samegame", "--position", "2", "--stabilize", "3")["stabilize"] == 3
-    assert "stabilize" not in params("morpion5t")
+    assert not {"stabilize", "repeats"} & set(params("morpion5t"))
 
 
 @pytest.mark.parametrize(

@@ -108,7 +108,7 @@ class SameGameEnv(PlanningEnv):
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
     game = "SameGame"
     default_policy = "tabu"
-    nrpa_variants = {"stabilize": 2}
+    nrpa_variants = {"stabilize": 2, "repeats": 20}
 
     def __init__(
         self,
