@@ -3,6 +3,7 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+from helpers import replayed_score, samegame
 
 import mc_envs  # noqa: F401
 from agents import NRPA
@@ -23,21 +24,6 @@ def best_score(env, memo=None):
         env.restore_state(snap)
     memo[key] = best
     return best
-
-
-def replayed_score(env, actions):
-    snap = env.clone_state()
-    for a in actions:
-        env.step(a)
-    score = env.score
-    env.restore_state(snap)
-    return score
-
-
-def samegame(position):
-    env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
-    env.reset()
-    return env
 
 
 @pytest.mark.parametrize("seed", range(5))

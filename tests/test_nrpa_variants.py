@@ -3,9 +3,9 @@ generic paths agreeing, resumable, and plain NRPA unchanged when every option ke
 
 import json
 
-import gymnasium as gym
 import numpy as np
 import pytest
+from helpers import replayed_score, samegame
 
 import mc_envs  # noqa: F401
 from agents import NRPA
@@ -22,21 +22,6 @@ VARIANTS = [
     {"codes": "action"},
     {"policy": "tabu-late"},
 ]
-
-
-def samegame(position):
-    env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
-    env.reset()
-    return env
-
-
-def replayed_score(env, actions):
-    snap = env.clone_state()
-    for a in actions:
-        env.step(a)
-    score = env.score
-    env.restore_state(snap)
-    return score
 
 
 def best_score(env, memo):

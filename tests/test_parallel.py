@@ -3,28 +3,13 @@ distributed NRPA on workers, the same over local processes and Ray."""
 
 import os
 
-import gymnasium as gym
 import pytest
+from helpers import replayed_score, samegame
 
 import mc_envs  # noqa: F401
 from agents import NMCS, NRPA
 from agents.parallel import worker_seed
 from mc_envs.envs.samegame import SameGameEnv
-
-
-def samegame(position):
-    env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
-    env.reset()
-    return env
-
-
-def replayed_score(env, actions):
-    snap = env.clone_state()
-    for a in actions:
-        env.step(a)
-    score = env.score
-    env.restore_state(snap)
-    return score
 
 
 def test_one_worker_changes_nothing():
