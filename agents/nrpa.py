@@ -214,7 +214,6 @@ class Program:
             n_iter=agent.iterations,
             alpha=agent.alpha,
             key=key,
-            prime=PRIME,
             tau=float(v.tau),
             beta=float(v.bias),
             stabilize=v.stabilize,
