@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
         + " ".join(f"{c:>13}" for c in COLUMNS)
     )
     origin = provenance(argv)
-    runs = previous_runs(out, "variants", "variant", args.variants) if args.resume else []
+    runs = previous_runs(out, "variants", "variant", sorted(ENV_IDS)) if args.resume else []
     for run in runs:
         print(row(run))
     for variant in args.variants:

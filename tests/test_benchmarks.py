@@ -41,6 +41,15 @@ def test_morpion_records_certifies_its_games_and_reports_the_score_against_time(
     assert report["published"]["5D"]["record (NRPA)"] == 82
 
 
+def test_morpion_records_resume_keeps_the_variants_of_earlier_runs(tmp_path):
+    out = tmp_path / "morpion.json"
+    common = ("--algo", "nmcs", "--level", "1", "--time", "0.5", "--out", str(out), "--resume")
+    bench("morpion-records", "--variants", "5D", *common)
+    bench("morpion-records", "--variants", "5T", *common)
+    report = json.loads(out.read_text())
+    assert [r["variant"] for r in report["variants"]] == ["5D", "5T"]
+
+
 def test_samegame_standard_resumes_with_the_positions_already_played(tmp_path, capsys):
     out = tmp_path / "standard.json"
     common = ("--algo", "nmcs", "--level", "1", "--time-per-position", "0.5", "--out", str(out))
