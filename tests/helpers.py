@@ -12,6 +12,22 @@ def samegame(position):
     return env
 
 
+def best_score(env, memo=None):
+    """The exact optimum of a small SameGame from the env's state, by exhaustive search over
+    clone/restore (``memo`` maps boards to their optimum)."""
+    memo = {} if memo is None else memo
+    key = env.board.tobytes()
+    if key not in memo:
+        snap = env.clone_state()
+        best = 0.0
+        for a in env.legal_actions():
+            _, r, *_ = env.step(a)
+            best = max(best, r + best_score(env, memo))
+            env.restore_state(snap)
+        memo[key] = best
+    return memo[key]
+
+
 def replayed_score(env, actions):
     """The score ``actions`` reach from the env's state; the env is left as it was."""
     snap = env.clone_state()

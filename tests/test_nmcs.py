@@ -8,45 +8,17 @@ import time
 import gymnasium as gym
 import numpy as np
 import pytest
+from helpers import best_score, replayed_score
 
 import mc_envs  # noqa: F401
 from agents import NMCS, NRPA
 from mc_envs.envs.samegame import SameGameEnv
 
 
-def best_score(env, memo=None):
-    """Exact optimum of a small SameGame by exhaustive search over clone/restore."""
-    memo = {} if memo is None else memo
-    key = env.board.tobytes()
-    if key in memo:
-        return memo[key]
-    snap, base = env.clone_state(), env.score
-    best = 0.0
-    for a in env.legal_actions():
-        _, r, *_ = env.step(a)
-        best = max(best, r + best_score(env, memo))
-        env.restore_state(snap)
-    if len(env.legal_actions()) == 0:
-        best = 0.0
-    memo[key] = best
-    del base
-    return best
-
-
 def small_board(seed, rows=5, cols=5, colors=3):
     env = SameGameEnv(rows=rows, cols=cols, colors=colors)
     env.reset(seed=seed)
     return env
-
-
-def replayed_score(env, actions):
-    snap = env.clone_state()
-    start = env.score
-    for a in actions:
-        env.step(a)
-    score = env.score
-    env.restore_state(snap)
-    return score - start + start
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -3,27 +3,11 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import replayed_score, samegame
+from helpers import best_score, replayed_score, samegame
 
 import mc_envs  # noqa: F401
 from agents import NRPA
 from mc_envs.envs.samegame import SameGameEnv
-
-
-def best_score(env, memo=None):
-    """Exact optimum of a small SameGame by exhaustive search over clone/restore."""
-    memo = {} if memo is None else memo
-    key = env.board.tobytes()
-    if key in memo:
-        return memo[key]
-    snap = env.clone_state()
-    best = 0.0
-    for a in env.legal_actions():
-        _, r, *_ = env.step(a)
-        best = max(best, r + best_score(env, memo))
-        env.restore_state(snap)
-    memo[key] = best
-    return best
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import replayed_score, samegame
+from helpers import best_score, replayed_score, samegame
 
 import mc_envs  # noqa: F401
 from agents import NRPA
@@ -22,19 +22,6 @@ VARIANTS = [
     {"codes": "action"},
     {"policy": "tabu-late"},
 ]
-
-
-def best_score(env, memo):
-    key = env.board.tobytes()
-    if key not in memo:
-        snap = env.clone_state()
-        best = 0.0
-        for a in env.legal_actions():
-            _, r, *_ = env.step(a)
-            best = max(best, r + best_score(env, memo))
-            env.restore_state(snap)
-        memo[key] = best
-    return memo[key]
 
 
 def group_sizes(env):
