@@ -35,6 +35,10 @@ CONFIGS: dict[str, list[str]] = {
     "stabilize-2": ["--policy", "tabu", "--stabilize", "2"],
     "repeats-20": ["--policy", "tabu", "--repeats", "20"],
     "stabilize-2-repeats-20": ["--policy", "tabu", "--stabilize", "2", "--repeats", "20"],
+    "portfolio-stabilize-2-repeats-20": [
+        *("--policy", "tabu", "random"),
+        *("--stabilize", "2", "--repeats", "20"),
+    ],
 }
 """Each configuration's options of ``samegame_standard.py`` (besides level, time and workers)."""
 
@@ -101,8 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     origin = provenance(argv)
     for name in args.configs:
         options = CONFIGS[name]
-        if name == "portfolio" and args.workers < 2:
-            print("portfolio: skipped, it needs 2 workers")
+        if name.startswith("portfolio") and args.workers < 2:
+            print(f"{name}: skipped, a portfolio needs 2 workers")
             continue
         print(f"\n== {name}: {' '.join(options)}", flush=True)
         samegame_standard.main(
@@ -124,9 +128,9 @@ def main(argv: list[str] | None = None) -> None:
             ]
         )
     rows = summary(out_dir, list(CONFIGS))
-    print(f"\n{'config':<14} {'total':>8} {'positions':>9} {'playouts':>12}")
+    print(f"\n{'config':<34} {'total':>8} {'positions':>9} {'playouts':>12}")
     for name, row in rows.items():
-        print(f"{name:<14} {row['total']:>8,.0f} {len(row['positions']):>9} {row['playouts']:>12,}")
+        print(f"{name:<34} {row['total']:>8,.0f} {len(row['positions']):>9} {row['playouts']:>12,}")
     save_report(out_dir / "summary.json", {**origin, "configs": rows})
     title = f"NRPA level {args.level}, {seconds} s a position, {args.workers} worker(s)"
     plot(rows, out_dir / "summary.png", title)
