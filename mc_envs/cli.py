@@ -98,6 +98,14 @@ def _record_actions(path: Path, env: Any) -> list[int]:
     return [int(a) for a in record["actions"]]
 
 
+def _nrpa_policy(args: argparse.Namespace, env: Any) -> str | tuple[str, ...] | None:
+    """``--policy``, else the game's ``nrpa_portfolio`` if the root workers suffice, else None."""
+    names = tuple(env.unwrapped.nrpa_portfolio)
+    if args.policy is None and names and args.parallel == "root" and args.workers >= len(names):
+        return names
+    return args.policy
+
+
 def _make_agent(args: argparse.Namespace, env: Any) -> Any:
     import agents
 
@@ -115,7 +123,8 @@ def _make_agent(args: argparse.Namespace, env: Any) -> Any:
             return agents.NMCS(level=args.level, policy=args.policy, **common)
         if args.algo == "nrpa":
             variants = _variants(args, env)
-            return agents.NRPA(level=args.level, policy=args.policy, **variants, **common)
+            policy = _nrpa_policy(args, env)
+            return agents.NRPA(level=args.level, policy=policy, **variants, **common)
         return agents.UCT(**common)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--algo {args.algo}: {exc}") from None
@@ -380,7 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--seed", type=int, default=None, help="reset seed (random boards, puzzles)")
     solve.add_argument("--algo", default="nmcs", choices=["nmcs", "nrpa", "uct"])
     solve.add_argument("--level", type=NATURAL, default=2)
-    solve.add_argument("--policy", default=None, help="playout policy name (default: the game's)")
+    solve.add_argument("--policy", help="playout policy (default: the game's)")
     solve.add_argument("--agent-seed", type=int, default=0, help="seed of the search")
     solve.add_argument(
         "--time", type=POSITIVE_FLOAT, default=None, help="seconds (default: one complete search)"

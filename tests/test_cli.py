@@ -265,12 +265,32 @@ def test_a_checkpoint_with_several_workers_keeps_one_file_per_root_worker(tmp_pa
     assert f"no checkpoint file {ck}.w0" in capsys.readouterr().err
     assert main([*args, "--checkpoint", str(ck), *budget]) == 0
     first = json.loads(out.read_text())
+    assert first["agent"]["params"]["policy"] == ["tabu", "random"]  # SameGame's nrpa_portfolio
     assert (tmp_path / "ck.json.w0").is_file() and (tmp_path / "ck.json.w1").is_file()
     more = ["--playouts", "800", "--quiet", "--out", str(out)]
     assert main([*args, "--checkpoint", str(ck), "--resume", *more]) == 0
     resumed = json.loads(out.read_text())
     assert resumed["playouts"] == 800 and resumed["score"] >= first["score"]
     assert main(["verify", str(out)]) == 0
+
+
+def test_nrpa_takes_the_game_portfolio_only_without_policy_and_with_enough_root_workers():
+    import gymnasium as gym
+
+    from mc_envs.cli import _make_agent, build_parser
+
+    env = gym.make("mc_envs/SameGame-v0", position=1)
+    base = ["solve", "samegame", "--algo", "nrpa", "--out", "x.json"]
+    cases = [
+        ([], None),  # one worker: the game's default policy
+        (["--workers", "2"], ("tabu", "random")),
+        (["--workers", "3"], ("tabu", "random")),
+        (["--workers", "2", "--policy", "random"], "random"),
+        (["--workers", "2", "--parallel", "distributed"], None),
+    ]
+    for flags, policy in cases:
+        agent = _make_agent(build_parser().parse_args([*base, *flags]), env)
+        assert agent.policy == policy and agent.params["policy"] == policy, flags
 
 
 def test_an_unreadable_checkpoint_is_a_usage_error(tmp_path, capsys):

@@ -109,6 +109,7 @@ class SameGameEnv(PlanningEnv):
     game = "SameGame"
     default_policy = "tabu"
     nrpa_variants = {"stabilize": 2, "repeats": 20}
+    nrpa_portfolio = ("tabu", "random")
 
     def __init__(
         self,
