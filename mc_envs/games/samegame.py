@@ -322,9 +322,9 @@ def play(s, action, ws):
 
 
 @njit(cache=True, nogil=True)
-def code(s, action, ws):
-    """NRPA's code of the move ``action`` (before it is played): a hash of its colour and the
-    positions of the cells it removes (Rosin 2011, Cazenave), a non-negative int64."""
+def flood(s, cell, ws):
+    """The group at padded index ``cell``: its number of cells and the XOR of their hashes (the
+    board is not changed)."""
     rows = np.int64(s[ROWS])
     width = np.int64(s[COLS]) + 2
     padded = (rows + 2) * width
@@ -333,22 +333,32 @@ def code(s, action, ws):
     stack = ws[1 + padded : 1 + 2 * padded]
     ws[0] += 1
     stamp = ws[0]
-    cell = padded_index(s, action)
     color = b[cell]
     visited[cell] = stamp
     stack[0] = cell
     sp = 1
+    size = 0
     h = np.uint64(0)
     while sp > 0:
         sp -= 1
         p = np.uint64(stack[sp])
+        size += 1
         h ^= _cell_hash(p)
         for q in (p - np.uint64(1), p + np.uint64(1), p - np.uint64(width), p + np.uint64(width)):
             if b[q] == color and visited[q] != stamp:
                 visited[q] = stamp
                 stack[sp] = q
                 sp += 1
-    return _group_code(h, color)
+    return size, h
+
+
+@njit(cache=True, nogil=True)
+def code(s, action, ws):
+    """NRPA's code of the move ``action`` (before it is played): a hash of its colour and the
+    positions of the cells it removes (Rosin 2011, Cazenave), a non-negative int64."""
+    cell = padded_index(s, action)
+    h = flood(s, cell, ws)[1]
+    return _group_code(h, s[HEADER + cell])
 
 
 @njit(cache=True, nogil=True)

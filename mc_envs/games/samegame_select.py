@@ -19,45 +19,25 @@ from __future__ import annotations
 import numpy as np
 
 from mc_envs._numba import njit
-from mc_envs.games.samegame import COLS, HEADER, MOVES, ROWS, padded_index, select_tabu, tabu_color
+from mc_envs.games.samegame import (
+    COLS,
+    HEADER,
+    MOVES,
+    flood,
+    padded_index,
+    select_tabu,
+    tabu_color,
+)
 
 LATE = 256  # the key's multiplier of the move from which tabu pairs are allowed
 LATE_MOVES = 20  # "tabu-late": moves after the root before tabu pairs are allowed
 
 
 @njit(cache=True, nogil=True)
-def group_size(s, cell, ws):
-    """The number of cells of the group at padded index ``cell`` (the board is not changed)."""
-    rows = np.int64(s[ROWS])
-    width = np.int64(s[COLS]) + 2
-    padded = (rows + 2) * width
-    b = s[HEADER:]
-    visited = ws[1 : 1 + padded]
-    stack = ws[1 + padded : 1 + 2 * padded]
-    ws[0] += 1
-    stamp = ws[0]
-    color = b[cell]
-    visited[cell] = stamp
-    stack[0] = cell
-    sp = 1
-    size = 0
-    while sp > 0:
-        sp -= 1
-        p = np.uint64(stack[sp])
-        size += 1
-        for q in (p - np.uint64(1), p + np.uint64(1), p - np.uint64(width), p + np.uint64(width)):
-            if b[q] == color and visited[q] != stamp:
-                visited[q] = stamp
-                stack[sp] = q
-                sp += 1
-    return size
-
-
-@njit(cache=True, nogil=True)
 def size_bias(s, moves, n, out, ws):
     """GNRPA's bias of SameGame: each move's group size minus two."""
     for j in range(n):
-        out[j] = float(group_size(s, padded_index(s, moves[j]), ws) - 2)
+        out[j] = float(flood(s, padded_index(s, moves[j]), ws)[0] - 2)
 
 
 @njit(cache=True, nogil=True)
