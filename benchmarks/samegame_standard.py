@@ -168,6 +168,7 @@ def write_report(
         "time_per_position": args.time_per_position,
         "workers": args.workers,
         "backend": args.backend,
+        "seed": args.seed,
         **({"variants": variants(args)} if args.algo == "nrpa" else {}),
         "warm_from": str(args.warm_from) if args.warm_from else None,
         "total": sum(r["score"] for r in runs),

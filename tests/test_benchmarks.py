@@ -147,3 +147,47 @@ def test_connect4_positions_and_the_value_moves_benchmark_resume(tmp_path, capsy
     kept = sum(p["values"][str(m)] == p["value"] for p, m in zip(data["positions"], moves))
     assert report["summary"]["uct200"]["all"]["preserved"] == kept
     assert "UCT 200 iterations" in capsys.readouterr().out
+
+
+def _greedy_report(path, position, seed, pick):
+    """A samegame_standard-like report of one game: always the ``pick``-th legal group."""
+    env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
+    env.reset()
+    actions = []
+    while len(legal := env.legal_actions()) > 0:
+        actions.append(int(legal[pick % len(legal)]))
+        env.step(actions[-1])
+    run = {"position": position, "score": float(env.score), "actions": actions}
+    report = {"algo": "nrpa", "level": 3, "workers": 2, "seed": seed, "positions": [run]}
+    path.write_text(json.dumps(report))
+    return report
+
+
+def test_samegame_spread_replays_every_game_and_names_a_bad_report(tmp_path, capsys):
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    from benchmarks.samegame_spread import main as spread
+
+    a, b = tmp_path / "s0.json", tmp_path / "s1.json"
+    ra, rb = _greedy_report(a, 4, 0, 0), _greedy_report(b, 4, 1, 1)
+    out = tmp_path / "spread.json"
+    assert spread([str(a), str(b), "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    scores = [ra["positions"][0]["score"], rb["positions"][0]["score"]]
+    assert scores[0] != scores[1] and result["totals"] == scores
+    assert result["range_total"] == abs(scores[0] - scores[1]) and result["seeds"] == [0, 1]
+    capsys.readouterr()
+    rb["positions"][0]["score"] += 1
+    b.write_text(json.dumps(rb))
+    assert spread([str(a), str(b)]) == 2
+    assert f"{b}: position 4: the game replays to {scores[1]:g}" in capsys.readouterr().err
+    rb["positions"][0]["score"] -= 1
+    rb["level"] = 4
+    b.write_text(json.dumps(rb))
+    assert spread([str(a), str(b)]) == 2
+    assert f"{b}: field 'level': 4, but {a} has 3" in capsys.readouterr().err
+    b.write_text('{"positions": [{"position": 4, "score": 1, "actions": [999]}]}')
+    assert spread([str(a), str(b)]) == 2
+    assert "positions[0]: field 'actions'" in capsys.readouterr().err
+    b.write_text("{not json")
+    assert spread([str(a), str(b)]) == 2
+    assert "not a readable JSON report" in capsys.readouterr().err
