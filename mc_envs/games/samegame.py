@@ -373,27 +373,6 @@ def tabu_color(s):
 
 
 @njit(cache=True, nogil=True)
-def select_tabu(s, moves, codes, n, tabu):
-    """NRPA's selective filter (Cazenave 2016): only the non-``tabu`` groups, if any and not all."""
-    if tabu < 0:
-        return n
-    m = 0
-    for j in range(n):
-        if s[HEADER + padded_index(s, moves[j])] != tabu:
-            m += 1
-    if m == 0 or m == n:
-        return n
-    m = 0
-    for j in range(n):
-        a = moves[j]
-        if s[HEADER + padded_index(s, a)] != tabu:
-            moves[m] = a
-            codes[m] = codes[j]
-            m += 1
-    return m
-
-
-@njit(cache=True, nogil=True)
 def playout(s, policy, rng, ws, seq, start):
     """Plays to the end: uniformly random groups (policy 0) or TabuColorRandom (policy 1)."""
     rows = np.int64(s[ROWS])

@@ -25,12 +25,32 @@ from mc_envs.games.samegame import (
     MOVES,
     flood,
     padded_index,
-    select_tabu,
     tabu_color,
 )
 
 LATE = 256  # the key's multiplier of the move from which tabu pairs are allowed
 LATE_MOVES = 20  # "tabu-late": moves after the root before tabu pairs are allowed
+
+
+@njit(cache=True, nogil=True)
+def select_tabu(s, moves, codes, n, tabu):
+    """NRPA's selective filter (Cazenave 2016): only the non-``tabu`` groups, if any and not all."""
+    if tabu < 0:
+        return n
+    m = 0
+    for j in range(n):
+        if s[HEADER + padded_index(s, moves[j])] != tabu:
+            m += 1
+    if m == 0 or m == n:
+        return n
+    m = 0
+    for j in range(n):
+        a = moves[j]
+        if s[HEADER + padded_index(s, a)] != tabu:
+            moves[m] = a
+            codes[m] = codes[j]
+            m += 1
+    return m
 
 
 @njit(cache=True, nogil=True)
