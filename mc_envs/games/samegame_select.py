@@ -38,19 +38,13 @@ def select_tabu(s, moves, codes, n, tabu):
     if tabu < 0:
         return n
     m = 0
-    for j in range(n):
-        if s[HEADER + padded_index(s, moves[j])] != tabu:
-            m += 1
-    if m == 0 or m == n:
-        return n
-    m = 0
-    for j in range(n):
+    for j in range(n):  # compacts in place; with no non-tabu group nothing was moved
         a = moves[j]
         if s[HEADER + padded_index(s, a)] != tabu:
             moves[m] = a
             codes[m] = codes[j]
             m += 1
-    return m
+    return n if m == 0 else m
 
 
 @njit(cache=True, nogil=True)
