@@ -30,6 +30,7 @@ from agents.nrpa_options import Variants
 from agents.nrpa_state import SearchState
 from agents.ops import EnvStates, Game, compiled_states
 from agents.parallel import ParallelAgent, root_search
+from agents.race import race_search
 from agents.runner import Runner, nested_budgets
 from mc_envs.core import IllegalActionError, strict
 
@@ -57,7 +58,9 @@ class NRPA(ParallelAgent):
             searches from derived seeds, the best kept, :func:`agents.parallel.root_search`) or
             ``"distributed"`` (Negrevergne & Cazenave 2017: the top level's policy stays with the
             caller, and its iterations run as level-(L-1) searches on the workers, ``workers``
-            at a time; see :func:`agents.nrpa_distributed.distributed_search`).
+            at a time; see :func:`agents.nrpa_distributed.distributed_search`) or ``"race"``
+            (every policy of the portfolio, or of the game's ``nrpa_race``, probes; the best
+            ``workers`` continue: :mod:`agents.race`).
         tau, bias, stabilize, repeats, codes, warm_start: the variants of
             :mod:`agents.nrpa_options` (GNRPA's temperature and bias weight, Stabilized NRPA's
             rollouts per level-1 iteration, limited repetitions, the policy's key, a starting
@@ -65,7 +68,7 @@ class NRPA(ParallelAgent):
     """
 
     name = "nrpa"
-    schemes = {"root": root_search, "distributed": distributed_search}
+    schemes = {"root": root_search, "distributed": distributed_search, "race": race_search}
 
     def __init__(
         self,
@@ -97,10 +100,14 @@ class NRPA(ParallelAgent):
             raise ValueError(
                 f"NRPA policy must be None, a name or a tuple of names, got {policy!r}"
             )
-        if len(names) > 1 and (parallel != "root" or workers < len(names)):
+        portfolio = len(names) > 1
+        if portfolio and (parallel == "distributed" or parallel == "root" and workers < len(names)):
             raise ValueError(
-                f"a policy portfolio {names} needs parallel='root' and at least {len(names)} workers"
+                f"a policy portfolio {names} needs parallel='race', or 'root' and at least "
+                f"{len(names)} workers"
             )
+        if parallel == "race" and len(names) == 1 and names[0] is not None:
+            raise ValueError(f"a race needs several policies (or None: the game's), got {policy!r}")
         if parallel == "distributed" and level < 2:
             raise ValueError("distributed NRPA spreads level-(L-1) searches: it needs level >= 2")
         self.level = int(level)

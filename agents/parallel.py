@@ -115,10 +115,10 @@ class ParallelAgent:
         if self.workers == 1 and self.parallel == "root":
             with strict(env):  # a planner's wrong move is an error, never an ended episode
                 return self.run_search(env, **kwargs)
-        if kwargs.get("checkpoint") is not None and self.parallel != "root":
+        if kwargs.get("checkpoint") is not None and self.parallel not in ("root", "race"):
             raise ValueError(
                 f"parallel={self.parallel!r} keeps no checkpoint: use the root scheme (one "
-                "checkpoint file per worker) or workers=1"
+                "checkpoint file per worker), a race, or workers=1"
             )
         if kwargs.get("checkpoint") is None:
             kwargs = {k: v for k, v in kwargs.items() if k not in ("checkpoint", "resume")}

@@ -39,6 +39,10 @@ CONFIGS: dict[str, list[str]] = {
         *("--policy", "tabu", "random"),
         *("--stabilize", "2", "--repeats", "20"),
     ],
+    "race-stabilize-2-repeats-20": [
+        *("--parallel", "race"),
+        *("--stabilize", "2", "--repeats", "20"),
+    ],
 }
 """Each configuration's options of ``samegame_standard.py`` (besides level, time and workers)."""
 

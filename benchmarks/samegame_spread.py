@@ -24,7 +24,16 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.reporting import provenance, save_report  # noqa: E402
 from benchmarks.samegame_standard import replayed  # noqa: E402
 
-SAME = ("algo", "policy", "level", "iterations", "time_per_position", "workers", "variants")
+SAME = (
+    "algo",
+    "policy",
+    "level",
+    "iterations",
+    "time_per_position",
+    "workers",
+    "variants",
+    "parallel",
+)
 """The fields that every report must share (the configuration)."""
 
 

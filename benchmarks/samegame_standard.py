@@ -81,6 +81,8 @@ def make_agent(args: argparse.Namespace, position: int, warm: dict[int, list[int
     seed = args.seed * 100 + position
     policy = tuple(args.policy or [None])  # NRPA reads a tuple of one name as that name
     common = {"seed": seed, "workers": args.workers, "backend": args.backend}
+    if args.parallel != "root":
+        common["parallel"] = args.parallel
     if args.algo == "nmcs":
         return NMCS(level=args.level, policy=policy[0], **common)
     return NRPA(
@@ -168,6 +170,7 @@ def write_report(
         "time_per_position": args.time_per_position,
         "workers": args.workers,
         "backend": args.backend,
+        **({"parallel": args.parallel} if args.parallel != "root" else {}),
         "seed": args.seed,
         **({"variants": variants(args)} if args.algo == "nrpa" else {}),
         "warm_from": str(args.warm_from) if args.warm_from else None,
@@ -188,11 +191,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--backend", choices=("local", "ray"), default="local")
     parser.add_argument(
         "--policy",
-        choices=("tabu", "tabu-late", "random"),
+        choices=("tabu", "tabu-late", "random", *(f"tabu-{k}" for k in range(2, 6))),
         nargs="+",
         default=None,
-        help="NRPA's selective tabu colour or plain NRPA, or several (NRPA: one per worker, a "
-        "portfolio); NMCS's playouts (default: tabu)",
+        help="NRPA's selective tabu colour (tabu-k: the colour with the k-th most cells) or plain "
+        "NRPA, or several (NRPA: one per worker, a portfolio; or the policies of a race); NMCS's "
+        "playouts (default: tabu)",
+    )
+    parser.add_argument(
+        "--parallel",
+        choices=("root", "race"),
+        default="root",
+        help="NRPA: root workers, or a race of the policies (default: every tabu colour and plain "
+        "NRPA probe, the best --workers continue; agents.race)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tau", type=float, default=1.0, help="NRPA: GNRPA's temperature")
@@ -215,6 +226,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.algo == "nmcs" and args.policy and len(args.policy) > 1:
         parser.error("--policy: a portfolio of several policies is NRPA's (--algo nrpa)")
+    if args.algo == "nmcs" and args.parallel == "race":
+        parser.error("--parallel race: a race is NRPA's (--algo nrpa)")
 
     table = published()
     names = list(COLUMNS)

@@ -158,7 +158,9 @@ class PlanningEnv(gym.Env):
     holds the NRPA options (:mod:`agents.nrpa_options`) that ``mc-envs solve --algo nrpa`` uses for
     the game unless its flags say otherwise (the library's ``NRPA`` stays plain by default), and
     ``nrpa_portfolio`` the policies its root-parallel workers take in turn when ``--policy`` is not
-    given and there are at least as many workers (empty: every worker uses ``default_policy``).
+    given and there are at least as many workers (empty: every worker uses ``default_policy``), and
+    ``nrpa_race`` the policies a race (``parallel="race"``, :mod:`agents.race`) tries when given none
+    (empty: the game has nothing to race).
 
     Illegal actions. An action of the action space that is not legal in the current state (or any
     action once the game is over) is handled by the policy ``illegal_action``, given to every
@@ -192,6 +194,7 @@ class PlanningEnv(gym.Env):
     default_policy: ClassVar[str] = "random"
     nrpa_variants: ClassVar[dict[str, Any]] = {}
     nrpa_portfolio: ClassVar[tuple[str, ...]] = ()
+    nrpa_race: tuple[str, ...] = ()
     illegal_reward: ClassVar[float] = 0.0
     kernel: Kernel
     _config: tuple

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -67,3 +69,31 @@ class Kernel:
     bias: Any = None
     selections: dict[str, Callable[[np.ndarray], int]] = field(default_factory=dict)
     priors: dict[str, Any] = field(default_factory=dict)
+
+    def __reduce__(self) -> tuple:
+        """Pickles each function that is a module global by its module and name, so that a kernel
+        sent to a worker process keeps numba's on-disk cache: a numba function pickled by value is
+        rebuilt without its cache and compiles again (seconds a function, on the first call)."""
+        return (_rebuild, (tuple((f.name, _by_name(getattr(self, f.name))) for f in fields(self)),))
+
+
+class _Global(NamedTuple):
+    """A module global, pickled as its module and name."""
+
+    module: str
+    name: str
+
+
+def _by_name(value: Any) -> Any:
+    module, name = getattr(value, "__module__", None), getattr(value, "__name__", None)
+    if module and name and getattr(sys.modules.get(module), name, None) is value:
+        return _Global(module, name)
+    return value
+
+
+def _rebuild(items: tuple) -> Kernel:
+    values = {
+        key: getattr(importlib.import_module(v.module), v.name) if isinstance(v, _Global) else v
+        for key, v in items
+    }
+    return Kernel(**values)

@@ -30,7 +30,7 @@ def _kernel(rows: int, cols: int) -> Kernel:
         code=sg.code,
         legal_codes=sg.legal_codes,
         select=sgs.select_rule,
-        selections={"tabu": sgs.tabu_key, "tabu-late": sgs.tabu_late_key},
+        selections=sgs.selections(9),
         bias=sgs.size_bias,
     )
 
@@ -141,6 +141,7 @@ class SameGameEnv(PlanningEnv):
         if not (1 <= rows <= 64 and 1 <= cols <= 64 and 1 <= colors <= 9):
             raise ValueError(f"size {rows}x{cols} with {colors} colours is out of range")
         self.rows, self.cols, self.colors, self.penalty = rows, cols, colors, penalty
+        self.nrpa_race = ("tabu", *(f"tabu-{k}" for k in range(2, colors + 1)), "random")
         self.render_mode = render_mode
         self.kernel = _kernel(rows, cols)
         self._config = (rows, cols, colors, penalty)

@@ -5,6 +5,10 @@ the root of a search, is the tabu colour (the colour with most cells, :func:`sam
 plus ``LATE * after`` for the late rule::
 
     "tabu"       key = tabu                 groups of the tabu colour only when no other is left
+    "tabu-k"     key = the colour ranked k  the same with the colour of the k-th most cells as the
+                                            tabu colour (k = 2 .. the board's colours; ties go to
+                                            the lower colour): which colour is best to keep for
+                                            one big final group is not always the commonest
     "tabu-late"  key = tabu + LATE * after  the same, but from move ``after`` of the game on (the
                                             root's move count + LATE_MOVES) tabu-colour pairs
                                             are allowed too: a pair that has not joined the big
@@ -16,10 +20,14 @@ The bias (GNRPA, Cazenave 2020) of a move is its group's size minus two (0 for a
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import numpy as np
 
 from mc_envs._numba import njit
 from mc_envs.games.samegame import (
+    COLORS,
     COLS,
     HEADER,
     MOVES,
@@ -100,6 +108,29 @@ def select_rule(s, moves, codes, n, key):
 def tabu_key(state: np.ndarray) -> int:
     """The key of ``"tabu"``: the tabu colour."""
     return int(tabu_color(state))
+
+
+def ranked_colour(state: np.ndarray, rank: int) -> int:
+    """The colour with the ``rank``-th most cells (1: :func:`samegame.tabu_color`; ties go to the
+    lower colour).
+
+    Raises:
+        ValueError: ``rank`` is not 1 .. the board's number of colours.
+    """
+    colours = int(state[COLORS])
+    if not 1 <= rank <= colours:
+        raise ValueError(f"tabu-{rank}: this board has {colours} colour(s)")
+    cells = state[HEADER:]
+    counts = [int(np.count_nonzero(cells == c)) for c in range(1, colours + 1)]
+    order = sorted(range(1, colours + 1), key=lambda c: (-counts[c - 1], c))
+    return order[rank - 1]
+
+
+def selections(colours: int) -> dict[str, Callable[[np.ndarray], int]]:
+    """SameGame's selective policies for boards of up to ``colours`` colours, by name."""
+    out = {"tabu": tabu_key, "tabu-late": tabu_late_key}
+    out.update({f"tabu-{k}": partial(ranked_colour, rank=k) for k in range(2, colours + 1)})
+    return out
 
 
 def tabu_late_key(state: np.ndarray) -> int:
