@@ -18,7 +18,8 @@ Budgets:
 
 Checkpoints: ``checkpoint=PATH`` keeps the race's state in ``PATH`` (JSON: the policies, the
 probes' scores, the finalists) and policy ``i``'s search in ``PATH.e<i>``; ``resume`` continues
-the race where it stopped. Without it the searches' files go to a temporary directory.
+the race where it stopped. Without it the searches' files go to a temporary directory. Those
+files are local: a race runs on this machine (processes, or a local Ray), not on a Ray cluster.
 """
 
 from __future__ import annotations
@@ -139,6 +140,8 @@ def race_search(
     """
     if iterations is not None or (time_limit is None and playouts is None):
         raise ValueError("a race needs a time_limit or a playouts budget (not iterations)")
+    if agent.address is not None:
+        raise ValueError("a race runs on this machine (its searches resume from local files)")
     names = entrants(agent, env)
     base = env.unwrapped
     tmp = None if checkpoint is not None else tempfile.TemporaryDirectory(prefix="mc-envs-race-")

@@ -23,6 +23,7 @@ from mc_envs.cli_input import (
     read_input,
     save_elsewhere,
 )
+from mc_envs.cli_nrpa import NRPA_VARIANTS, add_nrpa_flags, nrpa_policy, nrpa_variants
 from mc_envs.registry import FLAGS, GAMES, Game, find, names
 
 
@@ -69,43 +70,6 @@ def _env_kwargs(args: argparse.Namespace, game: Game) -> dict:
     return kwargs
 
 
-NRPA_VARIANTS = ("tau", "bias", "stabilize", "repeats", "codes", "warm_start")
-"""NRPA's variant options on the command line (agents.nrpa_options); None: the game's default."""
-
-
-def _variants(args: argparse.Namespace, env: Any) -> dict[str, Any]:
-    """NRPA's variant options: the game's (``nrpa_variants``), then those given as flags."""
-    options: dict[str, Any] = dict(env.unwrapped.nrpa_variants)
-    for name in NRPA_VARIANTS:
-        value = getattr(args, name, None)
-        if value is not None:
-            options[name] = value
-    if isinstance(options.get("warm_start"), str):
-        options["warm_start"] = _record_actions(Path(options["warm_start"]), env)
-    return options
-
-
-def _record_actions(path: Path, env: Any) -> list[int]:
-    """The actions of a solution record of the searched env (``--warm-start``)."""
-    from mc_envs.records import read_record
-
-    try:
-        record = read_record(path)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"--warm-start {path}: {exc}") from None
-    if record["env_id"] != env.spec.id:
-        raise UsageError(f"--warm-start {path}: a record of {record['env_id']}, not {env.spec.id}")
-    return [int(a) for a in record["actions"]]
-
-
-def _nrpa_policy(args: argparse.Namespace, env: Any) -> str | tuple[str, ...] | None:
-    """``--policy``, else the game's ``nrpa_portfolio`` if the root workers suffice, else None."""
-    names = tuple(env.unwrapped.nrpa_portfolio)
-    if args.policy is None and names and args.parallel == "root" and args.workers >= len(names):
-        return names
-    return args.policy
-
-
 def _make_agent(args: argparse.Namespace, env: Any) -> Any:
     import agents
 
@@ -122,8 +86,8 @@ def _make_agent(args: argparse.Namespace, env: Any) -> Any:
         if args.algo == "nmcs":
             return agents.NMCS(level=args.level, policy=args.policy, **common)
         if args.algo == "nrpa":
-            variants = _variants(args, env)
-            policy = _nrpa_policy(args, env)
+            variants = nrpa_variants(args, env)
+            policy = nrpa_policy(args, env)
             return agents.NRPA(level=args.level, policy=policy, **variants, **common)
         return agents.UCT(**common)
     except (TypeError, ValueError) as exc:
@@ -145,7 +109,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     env_id = game.env_id
     out = Path(args.out)
     check_writable(out, "--out")
-    saved = f"{args.checkpoint}.w0" if args.workers > 1 else args.checkpoint  # root: one a worker
+    root = args.workers > 1 and args.parallel == "root"
+    saved = f"{args.checkpoint}.w0" if root else args.checkpoint  # root: one file a worker
     if args.resume and args.checkpoint and not Path(saved).is_file():
         raise UsageError(f"--resume: no checkpoint file {saved}")
     if args.checkpoint:
@@ -159,8 +124,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     env.reset(seed=args.seed)
     agent = _make_agent(args, env)
     params = dict(agent.params)
-    if params.get("policy", "") is None:
-        params["policy"] = env.unwrapped.default_policy
+    if params.get("policy", "") is None:  # the game's: its race's policies, or its default
+        race = args.parallel == "race"
+        params["policy"] = list(env.unwrapped.nrpa_race) if race else env.unwrapped.default_policy
     saved: dict[str, Any] = {"score": None, "failed": None}
 
     def save(score: float, actions: list[int], seconds: float, playouts: int) -> None:
@@ -399,9 +365,10 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument(
         "--parallel",
         default="root",
-        choices=["root", "moves", "distributed"],
+        choices=["root", "moves", "distributed", "race"],
         help="how workers share the search: independent searches (root), NMCS's top-level moves "
-        "(moves), NRPA's top-level iterations (distributed)",
+        "(moves), NRPA's top-level iterations (distributed), NRPA's race of the game's policies "
+        "(race: each probes, the best --workers go on)",
     )
     solve.add_argument("--backend", default="local", choices=["local", "ray"])
     solve.add_argument("--address", help="Ray cluster address (backend ray)")
@@ -409,15 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--checkpoint", help="save the search state to this JSON file every few seconds"
     )
     solve.add_argument("--resume", action="store_true", help="continue from --checkpoint")
-    nrpa = solve.add_argument_group(
-        "NRPA's variants (default: the game's; see agents.nrpa_options)"
-    )
-    nrpa.add_argument("--tau", type=POSITIVE_FLOAT, help="GNRPA's temperature")
-    nrpa.add_argument("--bias", type=float, help="GNRPA's weight of the game's move bias")
-    nrpa.add_argument("--stabilize", type=POSITIVE_INT, help="rollouts per level-1 iteration")
-    nrpa.add_argument("--repeats", type=NATURAL, help="limited repetitions (0: off)")
-    nrpa.add_argument("--codes", choices=["game", "action"], help="the policy's key")
-    nrpa.add_argument("--warm-start", dest="warm_start", help="a solution record to start from")
+    add_nrpa_flags(solve)
     solve.add_argument("--out", default="solution.json")
     solve.add_argument("--quiet", action="store_true")
     solve.set_defaults(func=cmd_solve)

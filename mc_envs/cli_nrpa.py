@@ -1,0 +1,59 @@
+"""NRPA's part of ``mc-envs solve``: its variant flags, the game's defaults, its portfolio."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from mc_envs.cli_input import NATURAL, POSITIVE_FLOAT, POSITIVE_INT, UsageError
+
+
+def add_nrpa_flags(solve: argparse.ArgumentParser) -> None:
+    """Adds NRPA's variant flags to the ``solve`` parser (default None: the game's)."""
+    nrpa = solve.add_argument_group(
+        "NRPA's variants (default: the game's; see agents.nrpa_options)"
+    )
+    nrpa.add_argument("--tau", type=POSITIVE_FLOAT, help="GNRPA's temperature")
+    nrpa.add_argument("--bias", type=float, help="GNRPA's weight of the game's move bias")
+    nrpa.add_argument("--stabilize", type=POSITIVE_INT, help="rollouts per level-1 iteration")
+    nrpa.add_argument("--repeats", type=NATURAL, help="limited repetitions (0: off)")
+    nrpa.add_argument("--codes", choices=["game", "action"], help="the policy's key")
+    nrpa.add_argument("--warm-start", dest="warm_start", help="a solution record to start from")
+
+
+NRPA_VARIANTS = ("tau", "bias", "stabilize", "repeats", "codes", "warm_start")
+"""NRPA's variant options on the command line (agents.nrpa_options); None: the game's default."""
+
+
+def nrpa_variants(args: argparse.Namespace, env: Any) -> dict[str, Any]:
+    """NRPA's variant options: the game's (``nrpa_variants``), then those given as flags."""
+    options: dict[str, Any] = dict(env.unwrapped.nrpa_variants)
+    for name in NRPA_VARIANTS:
+        value = getattr(args, name, None)
+        if value is not None:
+            options[name] = value
+    if isinstance(options.get("warm_start"), str):
+        options["warm_start"] = record_actions(Path(options["warm_start"]), env)
+    return options
+
+
+def record_actions(path: Path, env: Any) -> list[int]:
+    """The actions of a solution record of the searched env (``--warm-start``)."""
+    from mc_envs.records import read_record
+
+    try:
+        record = read_record(path)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--warm-start {path}: {exc}") from None
+    if record["env_id"] != env.spec.id:
+        raise UsageError(f"--warm-start {path}: a record of {record['env_id']}, not {env.spec.id}")
+    return [int(a) for a in record["actions"]]
+
+
+def nrpa_policy(args: argparse.Namespace, env: Any) -> str | tuple[str, ...] | None:
+    """``--policy``, else the game's ``nrpa_portfolio`` if the root workers suffice, else None."""
+    names = tuple(env.unwrapped.nrpa_portfolio)
+    if args.policy is None and names and args.parallel == "root" and args.workers >= len(names):
+        return names
+    return args.policy

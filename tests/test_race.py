@@ -1,0 +1,131 @@
+"""Races of policies (agents.race) and SameGame's ranked tabu colours."""
+
+import json
+import pickle
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from helpers import replayed_score, samegame
+
+import mc_envs  # noqa: F401
+from agents.nrpa import NRPA
+from agents.parallel import worker_seed
+from mc_envs.cli import main
+from mc_envs.games import samegame as sg
+
+NAMES = ("tabu", "random", "tabu-2")
+
+
+def test_tabu_k_is_the_colour_with_the_k_th_most_cells_ties_to_the_lower():
+    board = np.array([[1, 1, 1, 2], [2, 2, 2, 2], [3, 3, 3, 3], [3, 4, 0, 0]])[::-1]
+    env = gym.make("mc_envs/SameGame-v0", board=board).unwrapped
+    env.reset()
+    ranks = [env.selection_key(n) for n in ("tabu", "tabu-2", "tabu-3", "tabu-4")]
+    assert ranks == [2, 3, 1, 4]  # 5, 5, 3 and 1 cells
+    assert env.nrpa_race == ("tabu", "tabu-2", "tabu-3", "tabu-4", "random")
+    with pytest.raises(ValueError, match="tabu-5: this board has 4 colour"):
+        env.selection_key("tabu-5")
+
+
+def test_a_race_probes_every_policy_and_continues_the_best_from_its_probe():
+    env = samegame(7)
+    agent = NRPA(level=1, seed=5, policy=NAMES, parallel="race")
+    result = agent.search(env, playouts=900)
+    probe = int(0.4 * 900) // 3  # 120 playouts a probe, the rest to the one finalist
+    singles = [
+        NRPA(level=1, seed=worker_seed(5, i), policy=n).search(env, playouts=probe)
+        for i, n in enumerate(NAMES)
+    ]
+    table = result.extra["race"]
+    assert [row["probe"] for row in table] == [s.score for s in singles]
+    best = max(range(3), key=lambda i: (singles[i].score, -i))
+    finalist = NRPA(level=1, seed=worker_seed(5, best), policy=NAMES[best])
+    alone = finalist.search(env, playouts=900 - 2 * probe)  # probe + rest in one go
+    assert [row["final"] for row in table] == [alone.score if i == best else None for i in range(3)]
+    assert result.score == max(alone.score, *(s.score for s in singles))
+    assert result.playouts == 900
+    assert replayed_score(env, result.actions) == result.score
+    again = agent.search(env, playouts=900)
+    assert (again.score, again.actions) == (result.score, result.actions)
+
+
+def test_a_race_on_two_processes_keeps_the_two_best_probes():
+    env = samegame(11)
+    result = NRPA(level=1, seed=3, parallel="race", workers=2).search(env, playouts=1200)
+    table = result.extra["race"]
+    assert [row["policy"] for row in table] == list(env.nrpa_race)
+    ranked = sorted(range(len(table)), key=lambda i: (-table[i]["probe"], i))
+    assert [i for i, row in enumerate(table) if row["final"] is not None] == sorted(ranked[:2])
+    assert result.score == max(row["final"] for row in table if row["final"] is not None)
+    assert result.playouts == 1200 and replayed_score(env, result.actions) == result.score
+
+
+def test_a_stopped_race_resumes_to_the_games_of_an_unstopped_one(tmp_path):
+    env = samegame(7)
+    agent = NRPA(level=1, seed=2, policy=NAMES, parallel="race")
+    whole = agent.search(env, playouts=900)
+    ck = tmp_path / "race.json"
+    stopped = agent.search(env, playouts=900, callback=lambda p: True, checkpoint=str(ck))
+    assert stopped.stopped == "callback" and ck.is_file()
+    resumed = agent.search(env, playouts=900, checkpoint=str(ck), resume=True)
+    assert (resumed.score, resumed.actions) == (whole.score, whole.actions)
+    assert resumed.extra["race"] == whole.extra["race"]
+
+
+def test_a_race_refuses_what_it_cannot_run(tmp_path):
+    env = samegame(7)
+    race = NRPA(level=1, policy=NAMES, parallel="race")
+    with pytest.raises(ValueError, match="time_limit or a playouts budget"):
+        race.search(env, iterations=2)
+    cluster = NRPA(level=1, policy=NAMES, parallel="race", backend="ray", address="ray://h:1")
+    with pytest.raises(ValueError, match="on this machine"):
+        cluster.search(env, playouts=10)
+    with pytest.raises(ValueError, match="several policies"):
+        NRPA(level=1, policy="tabu", parallel="race")
+    with pytest.raises(ValueError, match="tabu-9: this board has 5 colour"):
+        NRPA(level=1, policy=("tabu", "tabu-9"), parallel="race").search(env, playouts=10)
+    morpion = gym.make("mc_envs/MorpionSolitaire5D-v0").unwrapped
+    morpion.reset()
+    with pytest.raises(ValueError, match="at least two policies"):
+        NRPA(level=1, parallel="race").search(morpion, playouts=10)
+    ck = tmp_path / "race.json"
+    race.search(env, playouts=300, checkpoint=str(ck))
+    data = json.loads(ck.read_text())
+    for field, value in (("probes", {"7": 1.0}), ("finalists", [9]), ("policies", ["tabu"])):
+        ck.write_text(json.dumps({**data, field: value}))
+        with pytest.raises(ValueError, match=f"{ck}: field '{field}'"):
+            race.search(env, playouts=300, checkpoint=str(ck), resume=True)
+    ck.write_text("{not json")
+    with pytest.raises(ValueError, match="not a readable race checkpoint"):
+        race.search(env, playouts=300, checkpoint=str(ck), resume=True)
+
+
+def test_a_kernel_pickles_its_module_functions_by_name():
+    kernel = samegame(1).kernel
+    back = pickle.loads(pickle.dumps(kernel))
+    assert back.play is sg.play and back.legal_codes is sg.legal_codes
+    assert back.selections.keys() == kernel.selections.keys()
+    ttt = gym.make("mc_envs/TicTacToe-v0").unwrapped.kernel  # its playout is not a module global
+    assert pickle.loads(pickle.dumps(ttt)).playout.py_func.__name__ == ttt.playout.py_func.__name__
+
+
+def test_solve_races_the_games_policies(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    args = ["solve", "samegame", "--position", "7", "--algo", "nrpa", "--level", "1"]
+    assert (
+        main([*args, "--parallel", "race", "--playouts", "600", "--quiet", "--out", str(out)]) == 0
+    )
+    record = json.loads(out.read_text())
+    assert record["agent"]["params"]["policy"] == [
+        "tabu",
+        "tabu-2",
+        "tabu-3",
+        "tabu-4",
+        "tabu-5",
+        "random",
+    ]
+    assert record["agent"]["params"]["parallel"] == "race" and record["playouts"] == 600
+    assert main(["verify", str(out)]) == 0
+    assert main([*args, "--parallel", "race", "--policy", "tabu", "--out", str(out)]) == 2
+    assert "a race needs several policies" in capsys.readouterr().err
