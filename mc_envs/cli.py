@@ -23,7 +23,13 @@ from mc_envs.cli_input import (
     read_input,
     save_elsewhere,
 )
-from mc_envs.cli_nrpa import NRPA_VARIANTS, add_nrpa_flags, nrpa_policy, nrpa_variants
+from mc_envs.cli_nrpa import (
+    NRPA_VARIANTS,
+    add_nrpa_flags,
+    nrpa_policy,
+    nrpa_scheme,
+    nrpa_variants,
+)
 from mc_envs.registry import FLAGS, GAMES, Game, find, names
 
 
@@ -73,6 +79,7 @@ def _env_kwargs(args: argparse.Namespace, game: Game) -> dict:
 def _make_agent(args: argparse.Namespace, env: Any) -> Any:
     import agents
 
+    args.parallel = nrpa_scheme(args, env)
     parallel = {"workers": args.workers, "backend": args.backend, "address": args.address}
     common = {"seed": args.agent_seed, **parallel}
     if args.parallel != "root" and args.algo == "uct":
@@ -109,10 +116,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
     env_id = game.env_id
     out = Path(args.out)
     check_writable(out, "--out")
-    root = args.workers > 1 and args.parallel == "root"
-    saved = f"{args.checkpoint}.w0" if root else args.checkpoint  # root: one file a worker
-    if args.resume and args.checkpoint and not Path(saved).is_file():
-        raise UsageError(f"--resume: no checkpoint file {saved}")
     if args.checkpoint:
         check_writable(Path(args.checkpoint), "--checkpoint")
     env_kwargs = _env_kwargs(args, game)
@@ -123,6 +126,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.game}: {exc}") from None
     env.reset(seed=args.seed)
     agent = _make_agent(args, env)
+    root = args.workers > 1 and args.parallel == "root"
+    saved = f"{args.checkpoint}.w0" if root else args.checkpoint  # root: one file a worker
+    if args.resume and args.checkpoint and not Path(saved).is_file():
+        raise UsageError(f"--resume: no checkpoint file {saved}")
     params = dict(agent.params)
     if params.get("policy", "") is None:  # the game's: its race's policies, or its default
         race = args.parallel == "race"
@@ -364,11 +371,12 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--workers", type=POSITIVE_INT, default=1, help="processes (or Ray tasks)")
     solve.add_argument(
         "--parallel",
-        default="root",
+        default=None,
         choices=["root", "moves", "distributed", "race"],
         help="how workers share the search: independent searches (root), NMCS's top-level moves "
         "(moves), NRPA's top-level iterations (distributed), NRPA's race of the game's policies "
-        "(race: each probes, the best --workers go on)",
+        "(race: each probes, the best --workers go on). Default: a race for NRPA with 2 or more "
+        "workers, a budget and no --policy on a game that races its policies (SameGame), else root",
     )
     solve.add_argument("--backend", default="local", choices=["local", "ray"])
     solve.add_argument("--address", help="Ray cluster address (backend ray)")

@@ -57,3 +57,16 @@ def nrpa_policy(args: argparse.Namespace, env: Any) -> str | tuple[str, ...] | N
     if args.policy is None and names and args.parallel == "root" and args.workers >= len(names):
         return names
     return args.policy
+
+
+def nrpa_scheme(args: argparse.Namespace, env: Any) -> str:
+    """``--parallel``, else a race of the game's policies (``nrpa_race``: the 60 s ablation's
+    best for SameGame) for NRPA with two or more workers, a budget and no ``--policy``, else
+    root parallelism."""
+    if args.parallel is not None:
+        return args.parallel
+    budget = getattr(args, "time", None) is not None or getattr(args, "playouts", None) is not None
+    races = bool(tuple(env.unwrapped.nrpa_race))
+    if args.algo == "nrpa" and args.policy is None and args.workers >= 2 and budget and races:
+        return "race"
+    return "root"

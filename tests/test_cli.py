@@ -257,6 +257,7 @@ def test_resume_without_checkpoint_is_a_usage_error(tmp_path, capsys):
 
 def test_a_checkpoint_with_several_workers_keeps_one_file_per_root_worker(tmp_path, capsys):
     args = ["solve", "samegame", "--position", "1", "--algo", "nrpa", "--workers", "2"]
+    args += ["--parallel", "root"]  # with a budget and no --policy, SameGame races by default
     ck, out = tmp_path / "ck.json", tmp_path / "x.json"
     budget = ["--playouts", "400", "--quiet", "--out", str(out)]
     assert main([*args, "--parallel", "distributed", "--checkpoint", str(ck), *budget]) == 2
@@ -274,7 +275,7 @@ def test_a_checkpoint_with_several_workers_keeps_one_file_per_root_worker(tmp_pa
     assert main(["verify", str(out)]) == 0
 
 
-def test_nrpa_takes_the_game_portfolio_only_without_policy_and_with_enough_root_workers():
+def test_nrpa_races_the_games_policies_with_a_budget_else_takes_its_portfolio():
     import gymnasium as gym
 
     from mc_envs.cli import _make_agent, build_parser
@@ -291,6 +292,16 @@ def test_nrpa_takes_the_game_portfolio_only_without_policy_and_with_enough_root_
     for flags, policy in cases:
         agent = _make_agent(build_parser().parse_args([*base, *flags]), env)
         assert agent.policy == policy and agent.params["policy"] == policy, flags
+    races = [
+        (["--workers", "2", "--time", "60"], "race"),  # a budget: the game's race
+        (["--workers", "2", "--playouts", "900"], "race"),
+        (["--time", "60"], "root"),  # one worker
+        (["--workers", "2", "--time", "60", "--policy", "tabu"], "root"),
+        (["--workers", "2", "--time", "60", "--parallel", "root"], "root"),
+    ]
+    for flags, scheme in races:
+        agent = _make_agent(build_parser().parse_args([*base, *flags]), env)
+        assert agent.parallel == scheme, flags
 
 
 def test_an_unreadable_checkpoint_is_a_usage_error(tmp_path, capsys):
