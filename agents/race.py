@@ -160,6 +160,7 @@ def race_search(
         again = Path(path).exists() and (resume or i in state.probes)
         return racers[i], {**budget, "checkpoint": path, "resume": again, "checkpoint_every": every}
 
+    each = max(int(PROBE * playouts) // len(names), 1) if playouts is not None else None
     start = time.perf_counter()
     pool = open_pool(agent, base)
     rounds = Rounds(pool, None, callback)
@@ -168,13 +169,13 @@ def race_search(
         if todo:
             waves = math.ceil(len(todo) / agent.workers)
             probe = {"time_limit": PROBE * time_limit / waves} if time_limit is not None else {}
-            if playouts is not None:
-                probe["playouts"] = max(int(PROBE * playouts) // len(names), 1)
+            if each is not None:
+                probe["playouts"] = each
             done = rounds.run([task(i, probe) for i in todo])
-            for i, result in zip(todo, done):
-                results[i] = result
+            if len(done) == len(todo):  # else an interrupt left some unreturned: none is kept
+                results.update(zip(todo, done))
                 if not rounds.why:
-                    state.probes[i] = float(result["score"])
+                    state.probes.update((i, float(r["score"])) for i, r in zip(todo, done))
             state.save()
         if not rounds.why and state.finalists is None:
             ranked = sorted(state.probes, key=lambda i: (-state.probes[i], i))
@@ -184,17 +185,17 @@ def race_search(
             final: dict[str, Any] = {}
             if time_limit is not None:
                 final["time_limit"] = max(time_limit - (time.perf_counter() - start), 0.0)
-            if playouts is not None:
-                each = max(int(PROBE * playouts) // len(names), 1)
+            if each is not None:
                 rest = max(playouts - each * len(names), 0)
                 k = len(state.finalists)
                 shares = [each + rest // k + (1 if j < rest % k else 0) for j in range(k)]
             batch = [
-                task(i, {**final, **({"playouts": shares[j]} if playouts is not None else {})})
+                task(i, {**final, **({"playouts": shares[j]} if each is not None else {})})
                 for j, i in enumerate(state.finalists)
             ]
-            for i, result in zip(state.finalists, rounds.run(batch)):
-                results[i] = result
+            done = rounds.run(batch)
+            if len(done) == len(batch):
+                results.update(zip(state.finalists, done))
     finally:
         pool.close()
         if tmp is not None:
