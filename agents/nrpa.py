@@ -69,6 +69,7 @@ class NRPA(ParallelAgent):
 
     name = "nrpa"
     schemes = {"root": root_search, "distributed": distributed_search, "race": race_search}
+    checkpointed = frozenset({"root", "race"})
 
     def __init__(
         self,

@@ -81,10 +81,12 @@ class ParallelAgent:
     """The parallel keywords of every agent and the dispatch of ``search`` to a scheme.
 
     Subclasses implement :meth:`run_search` (one search in this process) and may list more schemes
-    in ``schemes`` (name -> ``fn(agent, env, **budgets) -> SearchResult``).
+    in ``schemes`` (name -> ``fn(agent, env, **budgets) -> SearchResult``), naming in
+    ``checkpointed`` those that take ``checkpoint=``.
     """
 
     schemes: ClassVar[dict[str, Callable[..., SearchResult]]] = {}
+    checkpointed: ClassVar[frozenset[str]] = frozenset({"root"})  # schemes that take checkpoint=
     seed: int
 
     def init_parallel(
@@ -115,7 +117,7 @@ class ParallelAgent:
         if self.workers == 1 and self.parallel == "root":
             with strict(env):  # a planner's wrong move is an error, never an ended episode
                 return self.run_search(env, **kwargs)
-        if kwargs.get("checkpoint") is not None and self.parallel not in ("root", "race"):
+        if kwargs.get("checkpoint") is not None and self.parallel not in self.checkpointed:
             raise ValueError(
                 f"parallel={self.parallel!r} keeps no checkpoint: use the root scheme (one "
                 "checkpoint file per worker), a race, or workers=1"

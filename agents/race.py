@@ -46,13 +46,14 @@ def entrants(agent: Any, env: Any) -> tuple[str, ...]:
     Raises:
         ValueError: fewer than two policies, or one the game does not have.
     """
+    game = tuple(getattr(env.unwrapped, "nrpa_race", ()))
     names = agent.policy if isinstance(agent.policy, tuple) else ()
     if agent.policy is None:
-        names = tuple(getattr(env.unwrapped, "nrpa_race", ()))
+        names = game
     if len(names) < 2:
         raise ValueError(
             f"a race needs at least two policies; got policy={agent.policy!r} and the game "
-            f"races {tuple(getattr(env.unwrapped, 'nrpa_race', ()))}"
+            f"races {game}"
         )
     for name in names:
         solo(agent, policy=name).selection_key(env.unwrapped)  # raises for an unknown name

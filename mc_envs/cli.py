@@ -127,9 +127,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     env.reset(seed=args.seed)
     agent = _make_agent(args, env)
     root = args.workers > 1 and args.parallel == "root"
-    saved = f"{args.checkpoint}.w0" if root else args.checkpoint  # root: one file a worker
-    if args.resume and args.checkpoint and not Path(saved).is_file():
-        raise UsageError(f"--resume: no checkpoint file {saved}")
+    first = f"{args.checkpoint}.w0" if root else args.checkpoint  # root: one file a worker
+    if args.resume and args.checkpoint and not Path(first).is_file():
+        raise UsageError(f"--resume: no checkpoint file {first}")
     params = dict(agent.params)
     if params.get("policy", "") is None:  # the game's: its race's policies, or its default
         race = args.parallel == "race"

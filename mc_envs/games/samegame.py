@@ -248,7 +248,8 @@ def remove(s, cell, ws):
 
 
 @njit(cache=True, nogil=True)
-def _color_counts(s):
+def color_counts(s):
+    """The cells of each colour, indexed by colour (index 0 unused)."""
     counts = np.zeros(s[COLORS] + 1, dtype=np.int64)
     for v in s[HEADER:]:
         if v > 0:
@@ -269,7 +270,7 @@ def finish(s):
         if s[LEFT] > 2:
             delta = -(s[LEFT] - 2) * (s[LEFT] - 2)
     elif s[PENALTY] == 2:
-        counts = _color_counts(s)
+        counts = color_counts(s)
         for k in range(1, s[COLORS] + 1):
             if counts[k] >= 2:
                 delta -= (counts[k] - 2) * (counts[k] - 2)
@@ -364,7 +365,7 @@ def code(s, action, ws):
 @njit(cache=True, nogil=True)
 def tabu_color(s):
     """The colour with the most cells (lowest colour on ties): TabuColorRandom's tabu colour."""
-    counts = _color_counts(s)
+    counts = color_counts(s)
     best = 1
     for k in range(2, s[COLORS] + 1):
         if counts[k] > counts[best]:

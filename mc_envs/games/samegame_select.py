@@ -31,6 +31,7 @@ from mc_envs.games.samegame import (
     COLS,
     HEADER,
     MOVES,
+    color_counts,
     flood,
     padded_index,
     tabu_color,
@@ -120,9 +121,8 @@ def ranked_colour(state: np.ndarray, rank: int) -> int:
     colours = int(state[COLORS])
     if not 1 <= rank <= colours:
         raise ValueError(f"tabu-{rank}: this board has {colours} colour(s)")
-    cells = state[HEADER:]
-    counts = [int(np.count_nonzero(cells == c)) for c in range(1, colours + 1)]
-    order = sorted(range(1, colours + 1), key=lambda c: (-counts[c - 1], c))
+    counts = color_counts(state)
+    order = sorted(range(1, colours + 1), key=lambda c: (-counts[c], c))
     return order[rank - 1]
 
 
