@@ -119,8 +119,8 @@ class ParallelAgent:
                 return self.run_search(env, **kwargs)
         if kwargs.get("checkpoint") is not None and self.parallel not in self.checkpointed:
             raise ValueError(
-                f"parallel={self.parallel!r} keeps no checkpoint: use the root scheme (one "
-                "checkpoint file per worker), a race, or workers=1"
+                f"parallel={self.parallel!r} keeps no checkpoint: use one of "
+                f"{sorted(self.checkpointed)} (one checkpoint file per search) or workers=1"
             )
         if kwargs.get("checkpoint") is None:
             kwargs = {k: v for k, v in kwargs.items() if k not in ("checkpoint", "resume")}
