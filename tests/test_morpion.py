@@ -203,6 +203,41 @@ def test_incremental_moves_equal_full_rescan(size):
             assert np.array_equal(full, s) and s[rules.H_NLEGAL] == 0
 
 
+@pytest.mark.parametrize("size", [32, 13, 64])  # 64: three mask words a row, the last one partial
+def test_legal_lists_every_move_bit_in_cell_order(size):
+    rng = rng_state(5)
+    start = rules.initial_state("5T", size)
+    ws = rules.workspace(start)
+    seq = np.zeros(1000, dtype=np.int64)
+    out = np.zeros(20 * size * size, dtype=np.int64)
+    for _ in range(10):
+        s = start.copy()
+        n = rules.playout(s, 0, rng, ws, seq, 0)
+        s = start.copy()
+        for a in seq[: n // 2]:
+            rules.play(s, a, ws)
+            bits = rules.cells(s).reshape(-1).astype(np.int64) >> rules.MOVE_SHIFT
+            want = [c * 20 + b for c in np.flatnonzero(bits) for b in range(20) if bits[c] >> b & 1]
+            got = rules.legal(s, ws, out)
+            assert out[:got].tolist() == want
+
+
+def test_a_wrong_row_mask_is_refused_by_name():
+    env = MorpionSolitaireEnv("5D")
+    env.reset()
+    for _ in range(5):
+        env.step(int(env.legal_actions()[0]))
+    snap = env.clone_state()
+    data = snap.data.copy()
+    g = rules.size_of(data)
+    masks = rules.HEADER + g * g
+    y = int(np.flatnonzero(data[masks:].reshape(g, -1).any(axis=1))[0])
+    data[masks + y * rules.words(g)] ^= 1 << 30  # a cell of the row without moves, marked
+    with pytest.raises(ValueError, match=f"row mask y={y}, word 0"):
+        env.restore_state(type(snap)(snap.game, snap.config, data))
+    env.restore_state(snap)  # the untouched snapshot is still accepted
+
+
 # -- the env contract -------------------------------------------------------------------------
 
 

@@ -36,9 +36,11 @@ State layout (one flat int32 array)::
                                    direction d is drawn
                      bits 8..27    MOVES: bit 8 + d*5 + pos is set when (this cell, d, pos) is a
                                    legal move, i.e. this cell is the new dot of a legal line
+    8 + size*size  the row masks, ``words(size)`` per row: bit x % 31 of word
+      + y*W + x//31  x // 31 of row y is set when cell (x, y) has a legal move
 
 The legal moves live in the cells, so copying the array is enough to continue a game exactly, and
-``legal`` lists them sorted just by scanning the cells in order. After a move only nearby cells
+``legal`` lists them sorted by visiting, row by row, only the cells that the row masks name. After a move only nearby cells
 change: the new dot's own moves are cleared, moves on parallel lines overlapping the new line are
 cleared, and the (at most 20) lines through the new dot are tested. A playout draws
 ``actions[rng_below(rng, n)]`` from the sorted legal actions, exactly as a generic search over
@@ -52,6 +54,25 @@ import numpy as np
 
 from mc_envs._numba import njit
 from mc_envs.core import Kernel
+from mc_envs.games.morpion_layout import (
+    DOT,
+    H_MOVES,
+    H_NLEGAL,
+    H_SIZE,
+    H_VARIANT,
+    H_X0,
+    H_X1,
+    H_Y0,
+    H_Y1,
+    HEADER,
+    MOVE_BITS,
+    MOVE_SHIFT,
+    SEG_SHIFT,
+    legal,
+    mark_cell,
+    window,
+    words,
+)
 from mc_envs.rng import rng_below
 
 VARIANTS = ("5T", "5D")
@@ -60,14 +81,6 @@ DX = (1, 0, 1, 1)
 DY = (0, 1, 1, -1)
 DEFAULT_SIZE = 32
 MIN_SIZE = 12
-
-H_VARIANT, H_SIZE, H_MOVES, H_NLEGAL = 0, 1, 2, 3
-H_X0, H_Y0, H_X1, H_Y1 = 4, 5, 6, 7
-HEADER = 8
-DOT = 1
-SEG_SHIFT = 1
-MOVE_SHIFT = 8
-MOVE_BITS = 0xFFFFF << MOVE_SHIFT
 
 # Proven bounds on a game from the cross: 5D 121 (Kawamura 2017), 5T 705 (Demaine et al. 2006).
 MAX_MOVES = {"5D": 121, "5T": 705}
@@ -105,24 +118,12 @@ def decode(action: int, size: int) -> tuple[int, int, int, int]:
 
 @njit(cache=True, nogil=True)
 def _step(d, g):
-    if d == 0:
-        return 1
-    if d == 1:
-        return g
-    if d == 2:
-        return g + 1
-    return 1 - g
+    return 1 if d == 0 else (g if d == 1 else (g + 1 if d == 2 else 1 - g))
 
 
 @njit(cache=True, nogil=True)
 def _dxy(d):
-    if d == 0:
-        return 1, 0
-    if d == 1:
-        return 0, 1
-    if d == 2:
-        return 1, 1
-    return 1, -1
+    return (0 if d == 1 else 1), (0 if d == 0 else (-1 if d == 3 else 1))
 
 
 @njit(cache=True, nogil=True)
@@ -196,6 +197,7 @@ def _apply(state, action, rows, track):
         if track:
             rows[cy] -= removed
     state[HEADER + cell] = (v & ~MOVE_BITS) | DOT
+    mark_cell(state, cell)
 
     # 2. Parallel lines that now overlap the new line go: starts start + k * off with |k| <= 3
     #    (5T: they would share a segment) or |k| <= 4 (5D: they would share a dot). Such a line is
@@ -224,6 +226,7 @@ def _apply(state, action, rows, track):
                 if track:
                     rows[my] -= 1
         state[HEADER + m] = w
+        mark_cell(state, m)
 
     # 3. Draw the line.
     segbit = 1 << (SEG_SHIFT + d)
@@ -279,6 +282,7 @@ def _apply(state, action, rows, track):
             m = cell + j * eoff
             q = j + i
             state[HEADER + m] |= 1 << (MOVE_SHIFT + e * 5 + q)
+            mark_cell(state, m)
             added += 1
             if track:
                 rows[cy + j * ey] += 1
@@ -292,42 +296,6 @@ def _apply(state, action, rows, track):
         state[H_Y0] = cy
     if cy > state[H_Y1]:
         state[H_Y1] = cy
-
-
-@njit(cache=True, nogil=True)
-def _window(state):
-    """The grid box where new dots can appear: the dots' bounding box grown by 4, clipped."""
-    g = state[H_SIZE]
-    x0 = max(state[H_X0] - 4, 0)
-    y0 = max(state[H_Y0] - 4, 0)
-    x1 = min(state[H_X1] + 4, g - 1)
-    y1 = min(state[H_Y1] + 4, g - 1)
-    return x0, y0, x1, y1
-
-
-@njit(cache=True, nogil=True)
-def legal(state, ws, out):
-    """Writes the legal actions, sorted, into ``out[:n]`` and returns ``n``."""
-    total = state[H_NLEGAL]
-    g = state[H_SIZE]
-    x0, y0, x1, y1 = _window(state)
-    n = 0
-    for y in range(y0, y1 + 1):
-        if n >= total:
-            break
-        base = y * g
-        for x in range(x0, x1 + 1):
-            c = base + x
-            mv = (state[HEADER + c] >> MOVE_SHIFT) & 0xFFFFF
-            if mv:
-                b = 0
-                while mv:
-                    if mv & 1:
-                        out[n] = c * 20 + b
-                        n += 1
-                    mv >>= 1
-                    b += 1
-    return n
 
 
 @njit(cache=True, nogil=True)
@@ -346,7 +314,7 @@ def playout(state, policy, rng, ws, seq, start):
     is the order of the cells, so the k-th action is found from per-row counts kept in ``ws``.
     """
     g = state[H_SIZE]
-    x0, y0, x1, y1 = _window(state)
+    x0, y0, x1, y1 = window(state)
     for y in range(g):
         ws[y] = 0
     for y in range(y0, y1 + 1):
@@ -367,7 +335,7 @@ def playout(state, policy, rng, ws, seq, start):
         while r >= ws[y]:
             r -= ws[y]
             y += 1
-        c = y * g + _window(state)[0]
+        c = y * g + window(state)[0]
         while True:
             mv = (state[HEADER + c] >> MOVE_SHIFT) & 0xFFFFF
             if mv:
@@ -424,6 +392,9 @@ def rescan(state):
                     state[HEADER + m] |= 1 << (MOVE_SHIFT + d * 5 + q)
                     total += 1
     state[H_NLEGAL] = total
+    state[HEADER + g * g :] = 0
+    for c in range(g * g):
+        mark_cell(state, c)
 
 
 # -- Python helpers ---------------------------------------------------------------------------
@@ -440,7 +411,7 @@ def empty_state(variant: str, size: int = DEFAULT_SIZE) -> np.ndarray:
         raise ValueError(f"unknown Morpion variant {variant!r}; expected '5D' or '5T'")
     if size < MIN_SIZE:
         raise ValueError(f"grid size {size} is too small; need at least {MIN_SIZE}")
-    state = np.zeros(HEADER + size * size, dtype=np.int32)
+    state = np.zeros(HEADER + size * size + size * words(size), dtype=np.int32)
     state[H_VARIANT] = VARIANTS.index(variant)
     state[H_SIZE] = size
     return state

@@ -1,7 +1,8 @@
 """Validation of Morpion Solitaire states from outside (kept apart from the 600-line rules module).
 
 :func:`check_state` recomputes, in numpy, everything the kernels of :mod:`mc_envs.games.morpion`
-keep incrementally (the legal-move bits, their count, the dots' bounding box) and compares it with
+keep incrementally (the legal-move bits, their count, the row masks of the cells with moves, the
+dots' bounding box) and compares it with
 the state, so that the compiled code only ever runs on a state whose bookkeeping is exact.
 """
 
@@ -11,6 +12,7 @@ import numpy as np
 
 from mc_envs.core import check_layout, state_error
 from mc_envs.games import morpion as rules
+from mc_envs.games.morpion_layout import MASK_BITS
 
 _KNOWN = rules.DOT | (0xF << rules.SEG_SHIFT) | rules.MOVE_BITS
 _HEADER = ("variant", "size", "moves played", "legal moves", "x0", "y0", "x1", "y1")
@@ -45,23 +47,35 @@ def legal_bits(cells: np.ndarray, five_d: bool) -> np.ndarray:
     return moves[PAD:-PAD, PAD:-PAD]
 
 
+def row_masks(has_moves: np.ndarray) -> np.ndarray:
+    """The row masks (:mod:`mc_envs.games.morpion_layout`) of a ``(size, size)`` boolean grid of
+    the cells with legal moves: ``(size, words(size))`` integers."""
+    g = has_moves.shape[0]
+    nw = rules.words(g)
+    wide = np.zeros((g, nw * MASK_BITS), dtype=np.int64)
+    wide[:, :g] = has_moves
+    weights = np.int64(1) << np.arange(MASK_BITS, dtype=np.int64)
+    return (wide.reshape(g, nw, MASK_BITS) * weights).sum(axis=2)
+
+
 def check_state(data: np.ndarray, config: tuple) -> None:
     """Raises ValueError, naming the field and index, unless ``data`` is a Morpion state of
     ``config = (variant, size)`` that the kernels can run from.
 
     Checked: the header equals the config; cells hold only dot, segment and move bits; every
     segment joins two dots inside the grid; the move bits, their count and the bounding box are
-    exactly what the dots and segments give; and the counters match a game from the cross
+    exactly what the dots and segments give (and so are the row masks); and the counters match a game from the cross
     (``moves`` lines: 4 segments and one new dot each). A state that passes is not proven to be
     reachable from the cross, only consistent.
     """
     variant, g = config
-    s = check_layout(data, "Morpion", np.int32, rules.HEADER + g * g)
+    nw = rules.words(g)
+    s = check_layout(data, "Morpion", np.int32, rules.HEADER + g * g + g * nw)
     h = s[: rules.HEADER].tolist()
     for i, want in ((rules.H_VARIANT, rules.VARIANTS.index(variant)), (rules.H_SIZE, g)):
         if h[i] != want:
             raise state_error("Morpion", _HEADER[i], i, h[i], f"expected {want} for {config}")
-    cells = s[rules.HEADER :].reshape(g, g).astype(np.int64)
+    cells = s[rules.HEADER : rules.HEADER + g * g].reshape(g, g).astype(np.int64)
 
     def cell_error(what: str, bad: np.ndarray, value: np.ndarray, expected: str) -> ValueError:
         y, x = (int(v) for v in np.argwhere(bad)[0])
@@ -83,6 +97,13 @@ def check_state(data: np.ndarray, config: tuple) -> None:
     got = cells & rules.MOVE_BITS
     if (got != want).any():
         raise cell_error("move bits", got != want, got >> rules.MOVE_SHIFT, "not the legal moves")
+    masks = row_masks(want != 0)
+    got_masks = s[rules.HEADER + g * g :].reshape(g, nw)
+    if (got_masks != masks).any():
+        y, k = (int(v) for v in np.argwhere(got_masks != masks)[0])
+        where = rules.HEADER + g * g + y * nw + k
+        expected = f"expected {masks[y, k]} (the cells of the row with legal moves)"
+        raise state_error("Morpion", f"row mask y={y}, word {k}", where, got_masks[y, k], expected)
     nlegal = int(np.unpackbits(want.astype("<u4").view(np.uint8)).sum())
     ys, xs = np.nonzero(dots)
     box = (
