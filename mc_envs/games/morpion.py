@@ -196,8 +196,8 @@ def _apply(state, action, rows, track):
         removed = _popcount(mv)
         if track:
             rows[cy] -= removed
+        mark_cell(state, cx, cy, False)
     state[HEADER + cell] = (v & ~MOVE_BITS) | DOT
-    mark_cell(state, cell)
 
     # 2. Parallel lines that now overlap the new line go: starts start + k * off with |k| <= 3
     #    (5T: they would share a segment) or |k| <= 4 (5D: they would share a dot). Such a line is
@@ -226,7 +226,8 @@ def _apply(state, action, rows, track):
                 if track:
                     rows[my] -= 1
         state[HEADER + m] = w
-        mark_cell(state, m)
+        if w & MOVE_BITS == 0:
+            mark_cell(state, mx, my, False)
 
     # 3. Draw the line.
     segbit = 1 << (SEG_SHIFT + d)
@@ -282,7 +283,7 @@ def _apply(state, action, rows, track):
             m = cell + j * eoff
             q = j + i
             state[HEADER + m] |= 1 << (MOVE_SHIFT + e * 5 + q)
-            mark_cell(state, m)
+            mark_cell(state, cx + j * ex, cy + j * ey, True)
             added += 1
             if track:
                 rows[cy + j * ey] += 1
@@ -394,7 +395,8 @@ def rescan(state):
     state[H_NLEGAL] = total
     state[HEADER + g * g :] = 0
     for c in range(g * g):
-        mark_cell(state, c)
+        if state[HEADER + c] & MOVE_BITS:
+            mark_cell(state, c % g, c // g, True)
 
 
 # -- Python helpers ---------------------------------------------------------------------------

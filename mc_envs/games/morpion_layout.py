@@ -27,12 +27,12 @@ def words(size: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def mark_cell(state, c):
-    """Sets or clears cell ``c``'s bit in its row mask: whether it has a legal move."""
+def mark_cell(state, x, y, on):
+    """Sets (``on``) or clears the bit of cell ``(x, y)`` in its row mask."""
     g = state[H_SIZE]
-    w = HEADER + g * g + (c // g) * ((g + MASK_BITS - 1) // MASK_BITS) + (c % g) // MASK_BITS
-    bit = 1 << ((c % g) % MASK_BITS)
-    if state[HEADER + c] & MOVE_BITS:
+    w = HEADER + g * g + y * ((g + MASK_BITS - 1) // MASK_BITS) + x // MASK_BITS
+    bit = 1 << (x % MASK_BITS)
+    if on:
         state[w] |= bit
     else:
         state[w] &= ~bit
