@@ -174,8 +174,9 @@ def _popcount(x):
 
 @njit(cache=True, nogil=True)
 def _apply(state, action, rows, track):
-    """Plays a legal action in place; when ``track``, keeps ``rows[y]`` (the number of legal moves
-    whose new dot is on row y) up to date."""
+    """Plays a legal action in place. ``track`` (a random playout, which plays to the end) keeps
+    ``rows[y]``, the number of legal moves whose new dot is on row y, up to date instead of the row
+    masks; the playout clears the masks when the game is over."""
     g = state[H_SIZE]
     cell = action // 20
     d = (action // 5) % 4
@@ -196,7 +197,8 @@ def _apply(state, action, rows, track):
         removed = _popcount(mv)
         if track:
             rows[cy] -= removed
-        mark_cell(state, cx, cy, False)
+        else:
+            mark_cell(state, cx, cy, False)
     state[HEADER + cell] = (v & ~MOVE_BITS) | DOT
 
     # 2. Parallel lines that now overlap the new line go: starts start + k * off with |k| <= 3
@@ -226,7 +228,7 @@ def _apply(state, action, rows, track):
                 if track:
                     rows[my] -= 1
         state[HEADER + m] = w
-        if w & MOVE_BITS == 0:
+        if not track and w & MOVE_BITS == 0:
             mark_cell(state, mx, my, False)
 
     # 3. Draw the line.
@@ -283,10 +285,11 @@ def _apply(state, action, rows, track):
             m = cell + j * eoff
             q = j + i
             state[HEADER + m] |= 1 << (MOVE_SHIFT + e * 5 + q)
-            mark_cell(state, cx + j * ex, cy + j * ey, True)
             added += 1
             if track:
                 rows[cy + j * ey] += 1
+            else:
+                mark_cell(state, cx + j * ex, cy + j * ey, True)
     state[H_NLEGAL] += added - removed
     state[H_MOVES] += 1
     if cx < state[H_X0]:
@@ -313,6 +316,8 @@ def playout(state, policy, rng, ws, seq, start):
     Each move is ``actions[rng_below(rng, n)]`` over the sorted legal actions (policy 0, the only
     one), so that a generic search choosing from ``legal`` reproduces it exactly. The sorted order
     is the order of the cells, so the k-th action is found from per-row counts kept in ``ws``.
+    Those counts replace the row masks while it plays; at the end, when no cell has a move, it
+    clears the masks.
     """
     g = state[H_SIZE]
     x0, y0, x1, y1 = window(state)
@@ -357,6 +362,7 @@ def playout(state, policy, rng, ws, seq, start):
         seq[start + k] = a
         k += 1
         _apply(state, a, ws, True)
+    state[HEADER + g * g :] = 0  # the game is over: no cell has a legal move
     return k
 
 
