@@ -182,39 +182,39 @@ def test_text_round_trip_after_random_game():
         assert np.array_equal(back, s)
 
 
+def _random_games(variant, size, seed, games):
+    """Random games from the cross: (start, workspace, the game's moves, its end state) each."""
+    rng = rng_state(seed)
+    start = rules.initial_state(variant, size)
+    ws = rules.workspace(start)
+    seq = np.zeros(1000, dtype=np.int64)
+    for _ in range(games):
+        s = start.copy()
+        n = rules.playout(s, 0, rng, ws, seq, 0)
+        yield start, ws, seq[:n].copy(), s
+
+
 @pytest.mark.parametrize("size", [32, 13])  # 13: lines run into the grid's edges
-def test_incremental_moves_equal_full_rescan(size):
-    rng = rng_state(11)
-    for variant in ("5D", "5T"):
-        start = rules.initial_state(variant, size)
-        ws = rules.workspace(start)
-        seq = np.zeros(800, dtype=np.int64)
-        for _ in range(30):
-            s = start.copy()
-            n = rules.playout(s, 0, rng, ws, seq, 0)
-            check = start.copy()
-            for a in seq[: n // 2]:
-                rules.play(check, a, ws)
-            full = check.copy()
-            rules.rescan(full)
-            assert np.array_equal(full, check)
-            full = s.copy()
-            rules.rescan(full)
-            assert np.array_equal(full, s) and s[rules.H_NLEGAL] == 0
+@pytest.mark.parametrize("variant", ["5D", "5T"])
+def test_incremental_moves_equal_full_rescan(variant, size):
+    for start, ws, game, end in _random_games(variant, size, 11, 30):
+        check = start.copy()
+        for a in game[: len(game) // 2]:
+            rules.play(check, a, ws)
+        full = check.copy()
+        rules.rescan(full)
+        assert np.array_equal(full, check)
+        full = end.copy()
+        rules.rescan(full)
+        assert np.array_equal(full, end) and end[rules.H_NLEGAL] == 0
 
 
 @pytest.mark.parametrize("size", [32, 13, 64])  # 64: three mask words a row, the last one partial
 def test_legal_lists_every_move_bit_in_cell_order(size):
-    rng = rng_state(5)
-    start = rules.initial_state("5T", size)
-    ws = rules.workspace(start)
-    seq = np.zeros(1000, dtype=np.int64)
     out = np.zeros(20 * size * size, dtype=np.int64)
-    for _ in range(10):
+    for start, ws, game, _ in _random_games("5T", size, 5, 10):
         s = start.copy()
-        n = rules.playout(s, 0, rng, ws, seq, 0)
-        s = start.copy()
-        for a in seq[: n // 2]:
+        for a in game[: len(game) // 2]:
             rules.play(s, a, ws)
             bits = rules.cells(s).reshape(-1).astype(np.int64) >> rules.MOVE_SHIFT
             want = [c * 20 + b for c in np.flatnonzero(bits) for b in range(20) if bits[c] >> b & 1]
