@@ -40,12 +40,13 @@ State layout (one flat int32 array)::
       + y*W + x//31  x // 31 of row y is set when cell (x, y) has a legal move
 
 The legal moves live in the cells, so copying the array is enough to continue a game exactly, and
-``legal`` lists them sorted by visiting, row by row, only the cells that the row masks name. After a move only nearby cells
-change: the new dot's own moves are cleared, moves on parallel lines overlapping the new line are
-cleared, and the (at most 20) lines through the new dot are tested. A playout draws
-``actions[rng_below(rng, n)]`` from the sorted legal actions, exactly as a generic search over
-``legal`` would: the sorted order is the cells' order, so it finds the k-th action from the number
-of legal moves per row, which it keeps in ``ws`` (``ws[y]``, updated by the same changes).
+``legal`` lists them sorted by visiting, row by row, only the cells that the row masks name. After a
+move only nearby cells change: the new dot's own moves are cleared, moves on parallel lines
+overlapping the new line are cleared, and the (at most 20) lines through the new dot are tested. A
+playout draws ``actions[rng_below(rng, n)]`` from the sorted legal actions, exactly as a generic
+search over ``legal`` would: the sorted order is the cells' order, so it finds the k-th action from
+the number of legal moves per row, which it keeps in ``ws`` (``ws[y]``, updated by the same
+changes).
 """
 
 from __future__ import annotations
@@ -118,12 +119,24 @@ def decode(action: int, size: int) -> tuple[int, int, int, int]:
 
 @njit(cache=True, nogil=True)
 def _step(d, g):
-    return 1 if d == 0 else (g if d == 1 else (g + 1 if d == 2 else 1 - g))
+    if d == 0:
+        return 1
+    if d == 1:
+        return g
+    if d == 2:
+        return g + 1
+    return 1 - g
 
 
 @njit(cache=True, nogil=True)
 def _dxy(d):
-    return (0 if d == 1 else 1), (0 if d == 0 else (-1 if d == 3 else 1))
+    if d == 0:
+        return 1, 0
+    if d == 1:
+        return 0, 1
+    if d == 2:
+        return 1, 1
+    return 1, -1
 
 
 @njit(cache=True, nogil=True)

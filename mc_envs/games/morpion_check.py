@@ -1,9 +1,9 @@
-"""Validation of Morpion Solitaire states from outside (kept apart from the 600-line rules module).
+"""Validation of Morpion Solitaire states from outside (kept apart from the rules module).
 
 :func:`check_state` recomputes, in numpy, everything the kernels of :mod:`mc_envs.games.morpion`
 keep incrementally (the legal-move bits, their count, the row masks of the cells with moves, the
-dots' bounding box) and compares it with
-the state, so that the compiled code only ever runs on a state whose bookkeeping is exact.
+dots' bounding box) and compares it with the state, so that the compiled code only ever runs on a
+state whose bookkeeping is exact.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ def check_state(data: np.ndarray, config: tuple) -> None:
 
     Checked: the header equals the config; cells hold only dot, segment and move bits; every
     segment joins two dots inside the grid; the move bits, their count and the bounding box are
-    exactly what the dots and segments give (and so are the row masks); and the counters match a game from the cross
-    (``moves`` lines: 4 segments and one new dot each). A state that passes is not proven to be
+    exactly what the dots and segments give (and so are the row masks); and the counters match a
+    game from the cross (``moves`` lines: 4 segments and one new dot each). A state that passes is not proven to be
     reachable from the cross, only consistent.
     """
     variant, g = config

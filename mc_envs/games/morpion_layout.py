@@ -21,7 +21,8 @@ MOVE_SHIFT = 8
 MOVE_BITS = 0xFFFFF << MOVE_SHIFT
 
 
-def words(size: int) -> int:
+@njit(cache=True, nogil=True)
+def words(size):
     """The row-mask words per grid row."""
     return (size + MASK_BITS - 1) // MASK_BITS
 
@@ -30,7 +31,7 @@ def words(size: int) -> int:
 def mark_cell(state, x, y, on):
     """Sets (``on``) or clears the bit of cell ``(x, y)`` in its row mask."""
     g = state[H_SIZE]
-    w = HEADER + g * g + y * ((g + MASK_BITS - 1) // MASK_BITS) + x // MASK_BITS
+    w = HEADER + g * g + y * words(g) + x // MASK_BITS
     bit = 1 << (x % MASK_BITS)
     if on:
         state[w] |= bit
@@ -60,7 +61,7 @@ def legal(state, ws, out):
     """Writes the legal actions, sorted, into ``out[:n]`` and returns ``n``."""
     total = state[H_NLEGAL]
     g = state[H_SIZE]
-    nw = (g + MASK_BITS - 1) // MASK_BITS
+    nw = words(g)
     x0, y0, x1, y1 = window(state)
     n = 0
     for y in range(y0, y1 + 1):
