@@ -61,6 +61,8 @@ class NRPA(ParallelAgent):
             at a time; see :func:`agents.nrpa_distributed.distributed_search`) or ``"race"``
             (every policy of the portfolio, or of the game's ``nrpa_race``, probes; the best
             ``workers`` continue: :mod:`agents.race`).
+        heats: a race's independent heats: the budget is split into this many races with fresh
+            seeds, the best game kept (1, the default: one race; more needs ``parallel="race"``).
         tau, bias, stabilize, repeats, codes, warm_start: the variants of
             :mod:`agents.nrpa_options` (GNRPA's temperature and bias weight, Stabilized NRPA's
             rollouts per level-1 iteration, limited repetitions, the policy's key, a starting
@@ -90,6 +92,7 @@ class NRPA(ParallelAgent):
         repeats: int = 0,
         codes: str = "game",
         warm_start: list[int] | tuple[int, ...] | None = None,
+        heats: int = 1,
     ) -> None:
         self.variants = Variants(tau, bias, stabilize, repeats, codes, warm_start)
         if level < 1:
@@ -109,6 +112,10 @@ class NRPA(ParallelAgent):
             )
         if parallel == "race" and len(names) == 1 and names[0] is not None:
             raise ValueError(f"a race needs several policies (or None: the game's), got {policy!r}")
+        if isinstance(heats, bool) or not isinstance(heats, int) or heats < 1:
+            raise ValueError(f"NRPA heats must be an int >= 1, got {heats!r}")
+        if heats > 1 and parallel != "race":
+            raise ValueError(f"heats={heats} are a race's: they need parallel='race'")
         if parallel == "distributed" and level < 2:
             raise ValueError("distributed NRPA spreads level-(L-1) searches: it needs level >= 2")
         self.level = int(level)
@@ -117,6 +124,7 @@ class NRPA(ParallelAgent):
         self.seed = int(seed)
         self.policy = names if len(names) > 1 else names[0]
         self.compiled = bool(compiled)
+        self.heats = heats
         self.init_parallel(workers, backend, address, parallel)
 
     @property
@@ -130,6 +138,7 @@ class NRPA(ParallelAgent):
             "policy": self.policy,
             "workers": self.workers,
             **({"parallel": self.parallel} if self.parallel != "root" else {}),
+            **({"heats": self.heats} if self.heats != 1 else {}),
             **self.variants.params(),
         }
 

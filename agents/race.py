@@ -9,16 +9,25 @@ then lets the ``workers`` best probes continue their own searches (resumed from 
 checkpoints: nothing of the probe is lost) for the rest of the budget. It is successive halving
 cut once, over agents that can checkpoint.
 
-Budgets:
+Heats: with ``agent.heats`` H > 1 the budget is split into H races run one after the other, each
+with fresh seeds (heat ``h`` gives policy ``i`` the seed ``worker_seed(seed, h * E + i)`` for E
+policies: heat 0 is the one-heat race), and the best game of all heats is kept. On the standard
+SameGame set a level-3 search of the finalists has mostly converged after 300 s a position; two
+independent 300 s races found more than one race of 600 s (README: the measured results).
+
+Budgets (of one heat; heat ``h`` of H gets ``P // H`` playouts, the first ``P % H`` heats one
+more, or a time share: what is left of the time when it starts, over the heats left):
 
 - ``time_limit`` T: the probes not yet run share ``PROBE`` of T, ``workers`` at a time (a wave of
   probes lasts ``PROBE * T / waves``); the finalists search for what is left of T.
 - ``playouts`` P (deterministic: the result depends only on the seed and P): each of the E probes
   gets ``PROBE * P // E`` playouts; the finalists share the rest, each resuming its own search.
 
-Checkpoints: ``checkpoint=PATH`` keeps the race's state in ``PATH`` (JSON: the policies, the
-probes' scores, the finalists) and policy ``i``'s search in ``PATH.e<i>``; ``resume`` continues
-the race where it stopped. Without it the searches' files go to a temporary directory. Those
+Checkpoints: ``checkpoint=PATH`` keeps the race's state in ``PATH`` (JSON: the policies, the heat
+under way, the time kept for the later heats, the probes' scores, the finalists, and each finished
+heat's best game, which is replayed to its score when read) and policy ``i``'s search in
+``PATH.e<i>`` (heat ``h > 0``: ``PATH.h<h>.e<i>``, removed when the heat ends); ``resume``
+continues the race where it stopped, given what is left of the time. Without it the searches' files go to a temporary directory. Those
 files are local: a race runs on this machine (processes, or a local Ray), not on a Ray cluster.
 """
 
@@ -32,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import NEG_INF, Callback, SearchResult
+from agents.checkpoint import Checker
+from agents.ops import move_bound
 from agents.parallel import Rounds, open_pool, solo, worker_seed
 from mc_envs.records import write_atomic
 
@@ -61,25 +72,40 @@ def entrants(agent: Any, env: Any) -> tuple[str, ...]:
 
 
 class RaceState:
-    """The race's progress: each probe's score, then the finalists (saved as JSON at ``path``)."""
+    """The race's progress: the heat under way, the seconds kept for the later heats, each probe's
+    score, the finalists, and the finished heats' best games (saved as JSON at ``path``)."""
 
-    def __init__(self, names: tuple[str, ...], path: Path | None) -> None:
-        self.names, self.path = names, path
+    def __init__(self, names: tuple[str, ...], heats: int, path: Path | None) -> None:
+        self.names, self.heats, self.path = names, heats, path
+        self.heat = 0
+        self.reserve: float | None = None
         self.probes: dict[int, float] = {}
         self.finalists: list[int] | None = None
+        self.done: list[dict[str, Any]] = []
+
+    def finish_heat(self, summary: dict[str, Any]) -> None:
+        """Keeps a finished heat's best game and counters and starts the next heat."""
+        self.done.append(summary)
+        self.heat += 1
+        self.reserve, self.probes, self.finalists = None, {}, None
 
     def save(self) -> None:
         if self.path is not None:
             data = {
                 "format": FORMAT,
                 "policies": list(self.names),
+                "heats": self.heats,
+                "heat": self.heat,
+                "reserve": self.reserve,
                 "probes": {str(i): s for i, s in sorted(self.probes.items())},
                 "finalists": self.finalists,
+                "done": self.done,
             }
             write_atomic(self.path, json.dumps(data, allow_nan=True))
 
-    def load(self) -> None:
-        """Reads the saved state, every field checked.
+    def load(self, base: Any) -> None:
+        """Reads the saved state, every field checked (a finished heat's game is replayed from
+        ``base``'s state to its score). A file without heats is a one-heat race's.
 
         Raises:
             ValueError: naming the file and the field at fault.
@@ -96,6 +122,24 @@ class RaceState:
                 f"{where}: field 'policies': {data.get('policies')!r} is not this "
                 f"race's {list(self.names)}"
             )
+        if data.get("heats", 1) != self.heats:
+            raise ValueError(
+                f"{where}: field 'heats': {data.get('heats', 1)!r} is not this race's {self.heats}"
+            )
+        heat, reserve, done = data.get("heat", 0), data.get("reserve"), data.get("done", [])
+        if isinstance(heat, bool) or not isinstance(heat, int) or not 0 <= heat <= self.heats:
+            raise ValueError(f"{where}: field 'heat': {heat!r} is not a heat 0..{self.heats}")
+        if reserve is not None and not _number(reserve, 0.0):
+            raise ValueError(f"{where}: field 'reserve': {reserve!r} is not a number >= 0")
+        if not isinstance(done, list) or len(done) != heat:
+            raise ValueError(f"{where}: field 'done': not a list of the {heat} finished heats")
+        check = Checker(where, base, move_bound(base))
+        for h, summary in enumerate(done):
+            self.done.append(self._heat_summary(summary, f"done[{h}]", check, base))
+        self.heat, self.reserve = heat, None if reserve is None else float(reserve)
+        self._load_probes(data, where)
+
+    def _load_probes(self, data: dict[str, Any], where: str) -> None:
         probes, finalists = data.get("probes"), data.get("finalists")
         n = len(self.names)
         if not isinstance(probes, dict):
@@ -105,7 +149,7 @@ class RaceState:
                 raise ValueError(
                     f"{where}: field 'probes': {key!r} is not a policy index 0..{n - 1}"
                 )
-            if isinstance(score, bool) or not isinstance(score, (int, float)):
+            if not _number(score):
                 raise ValueError(f"{where}: field 'probes.{key}': {score!r} is not a number")
             self.probes[int(key)] = float(score)
         if finalists is not None:
@@ -115,6 +159,57 @@ class RaceState:
             ):
                 raise ValueError(f"{where}: field 'finalists': not a list of probed indices")
             self.finalists = list(finalists)
+
+    def _heat_summary(self, summary: Any, field: str, check: Checker, base: Any) -> dict:
+        where = str(self.path)
+        if not isinstance(summary, dict):
+            raise ValueError(f"{where}: field '{field}': not an object")
+        for key in ("playouts", "iterations"):
+            value = summary.get(key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{where}: field '{field}.{key}': {value!r} is not an int >= 0")
+        actions = check.actions(summary.get("actions"), f"{field}.actions")
+        check.legal_after([], actions, f"{field}.actions")
+        score = summary.get("score")
+        empty = not actions and score == NEG_INF  # a heat that ended before its first game
+        if not empty and (not _number(score) or score != _replayed(base, actions)):
+            raise ValueError(
+                f"{where}: field '{field}.score': {score!r} is not the score of its actions"
+            )
+        table = summary.get("race")
+        rows = table if isinstance(table, list) and len(table) == len(self.names) else None
+        if rows is None or not all(_row(r, n) for r, n in zip(rows, self.names)):
+            raise ValueError(f"{where}: field '{field}.race': not a table of {list(self.names)}")
+        return dict(summary)
+
+
+def _number(value: Any, low: float = -math.inf) -> bool:
+    """Whether ``value`` is a JSON number (not a bool, not NaN) of at least ``low``."""
+    return (
+        not isinstance(value, bool) and isinstance(value, (int, float)) and value >= low
+    )  # NaN fails the comparison
+
+
+def _row(row: Any, name: str) -> bool:
+    """Whether ``row`` is a race table's row of the policy ``name``."""
+    return (
+        isinstance(row, dict)
+        and row.get("policy") == name
+        and isinstance(row.get("seed"), int)
+        and all(row.get(k) is None or _number(row.get(k)) for k in ("probe", "final"))
+    )
+
+
+def _replayed(base: Any, actions: list[int]) -> float:
+    """The score ``actions`` reach from ``base``'s state (legal: checked before); ``base`` is
+    left as it was."""
+    snap = base.clone_state()
+    try:
+        for a in actions:
+            base.step(int(a))
+        return float(base.score)
+    finally:
+        base.restore_state(snap)
 
 
 def race_search(
@@ -129,11 +224,13 @@ def race_search(
     resume: bool = False,
     checkpoint_every: float = 5.0,
 ) -> SearchResult:
-    """Races the policies of ``agent`` (see the module docstring) from ``env``'s state.
+    """Races the policies of ``agent`` (see the module docstring) from ``env``'s state, in
+    ``agent.heats`` heats.
 
     Returns:
         The best game of all searches; playouts summed over them; ``extra["race"]`` lists each
-        policy with its seed, its probe's score and (for a finalist) its final score.
+        policy with its seed, its probe's score and (for a finalist) its final score, heat after
+        heat (with more than one heat, each row also names its ``heat``).
 
     Raises:
         ValueError: no time or playout budget, an ``iterations`` budget, too few policies, or a
@@ -145,34 +242,95 @@ def race_search(
         raise ValueError("a race runs on this machine (its searches resume from local files)")
     names = entrants(agent, env)
     base = env.unwrapped
+    heats = agent.heats
     tmp = None if checkpoint is not None else tempfile.TemporaryDirectory(prefix="mc-envs-race-")
     root = Path(checkpoint) if checkpoint is not None else Path(tmp.name) / "race"
-    state = RaceState(names, root if checkpoint is not None else None)
+    state = RaceState(names, heats, root if checkpoint is not None else None)
     if resume:
         if checkpoint is None:
             raise ValueError("resume=True needs checkpoint=PATH")
-        state.load()
+        state.load(base)
     every = checkpoint_every if checkpoint is not None else UNTIL_TOLD
-    racers = [solo(agent, policy=n, seed=worker_seed(agent.seed, i)) for i, n in enumerate(names)]
-    results: dict[int, dict] = {}
-
-    def task(i: int, budget: dict[str, Any]) -> tuple[Any, dict]:
-        path = f"{root}.e{i}"
-        again = Path(path).exists() and (resume or i in state.probes)
-        return racers[i], {**budget, "checkpoint": path, "resume": again, "checkpoint_every": every}
-
-    each = max(int(PROBE * playouts) // len(names), 1) if playouts is not None else None
     start = time.perf_counter()
     pool = open_pool(agent, base)
     rounds = Rounds(pool, None, callback)
+    for summary in state.done:
+        rounds.show(summary["score"], summary["actions"])
+    current, reasons = None, []
     try:
-        todo = [i for i in range(len(names)) if i not in state.probes]
+        while state.heat < heats and not rounds.why:
+            h = state.heat
+            if time_limit is not None and state.reserve is None:
+                left = max(time_limit - (time.perf_counter() - start), 0.0)
+                state.reserve = left - left / (heats - h)
+                state.save()
+            seconds = None
+            if time_limit is not None:
+                seconds = max(time_limit - (time.perf_counter() - start) - state.reserve, 0.0)
+            budget = None if playouts is None else playouts // heats + (h < playouts % heats)
+            prefix = f"{root}.h{h}" if h else str(root)
+            racers = [
+                solo(agent, policy=n, seed=worker_seed(agent.seed, h * len(names) + i), heats=1)
+                for i, n in enumerate(names)
+            ]
+            heat = Heat(agent.workers, racers, state, rounds, prefix, every, resume)
+            results = heat.run(seconds, budget)
+            reasons = [r["stopped"] for r in results.values()]
+            current = heat.summary(results, h if heats > 1 else None)
+            if rounds.why:
+                break
+            state.finish_heat(current)
+            state.save()
+            current = None
+            for i in range(len(names)) if checkpoint is not None else ():
+                Path(f"{prefix}.e{i}").unlink(missing_ok=True)
+    finally:
+        pool.close()
+        if tmp is not None:
+            tmp.cleanup()
+    return _result(state, current, reasons, rounds, time.perf_counter() - start)
+
+
+class Heat:
+    """One heat of a race: every policy of ``racers`` not yet probed probes (``workers`` at a
+    time), then the best ``workers`` continue their searches (files ``<prefix>.e<i>``)."""
+
+    def __init__(
+        self,
+        workers: int,
+        racers: list[Any],
+        state: RaceState,
+        rounds: Rounds,
+        prefix: str,
+        every: float,
+        resume: bool,
+    ) -> None:
+        self.workers, self.racers, self.state, self.rounds = workers, racers, state, rounds
+        self.prefix, self.every, self.resume = prefix, every, resume
+
+    def task(self, i: int, budget: dict[str, Any]) -> tuple[Any, dict]:
+        path = f"{self.prefix}.e{i}"
+        again = Path(path).exists() and (self.resume or i in self.state.probes)
+        return self.racers[i], {
+            **budget,
+            "checkpoint": path,
+            "resume": again,
+            "checkpoint_every": self.every,
+        }
+
+    def run(self, seconds: float | None, playouts: int | None) -> dict[int, dict]:
+        """Probes, then finals, within ``seconds`` or ``playouts``; the searches' results."""
+        state, rounds, n = self.state, self.rounds, len(self.racers)
+        each = max(int(PROBE * playouts) // n, 1) if playouts is not None else None
+        start = time.perf_counter()
+        results: dict[int, dict] = {}
+        todo = [i for i in range(n) if i not in state.probes]
         if todo:
-            waves = math.ceil(len(todo) / agent.workers)
-            probe = {"time_limit": PROBE * time_limit / waves} if time_limit is not None else {}
+            waves = math.ceil(len(todo) / self.workers)
+            probe = {"time_limit": PROBE * seconds / waves} if seconds is not None else {}
             if each is not None:
                 probe["playouts"] = each
-            done = rounds.run([task(i, probe) for i in todo])
+            done = rounds.run([self.task(i, probe) for i in todo])
             if len(done) == len(todo):  # else an interrupt left some unreturned: none is kept
                 results.update(zip(todo, done))
                 if not rounds.why:
@@ -180,62 +338,70 @@ def race_search(
             state.save()
         if not rounds.why and state.finalists is None:
             ranked = sorted(state.probes, key=lambda i: (-state.probes[i], i))
-            state.finalists = ranked[: agent.workers]
+            state.finalists = ranked[: self.workers]
             state.save()
         if not rounds.why:
             final: dict[str, Any] = {}
-            if time_limit is not None:
-                final["time_limit"] = max(time_limit - (time.perf_counter() - start), 0.0)
+            if seconds is not None:
+                final["time_limit"] = max(seconds - (time.perf_counter() - start), 0.0)
             if each is not None:
-                rest = max(playouts - each * len(names), 0)
+                rest = max(playouts - each * n, 0)
                 k = len(state.finalists)
                 shares = [each + rest // k + (1 if j < rest % k else 0) for j in range(k)]
             batch = [
-                task(i, {**final, **({"playouts": shares[j]} if each is not None else {})})
+                self.task(i, {**final, **({"playouts": shares[j]} if each is not None else {})})
                 for j, i in enumerate(state.finalists)
             ]
             done = rounds.run(batch)
             if len(done) == len(batch):
                 results.update(zip(state.finalists, done))
-    finally:
-        pool.close()
-        if tmp is not None:
-            tmp.cleanup()
-    return _result(names, racers, state, results, rounds, time.perf_counter() - start)
+        return results
+
+    def summary(self, results: dict[int, dict], heat: int | None) -> dict[str, Any]:
+        """The heat's best game, counters and table (rows naming ``heat`` unless None)."""
+        score, actions = NEG_INF, []
+        for result in results.values():
+            if result["score"] > score:
+                score, actions = result["score"], list(result["actions"])
+        finalists = self.state.finalists or []
+        table = [
+            {
+                "policy": racer.policy,
+                "seed": racer.seed,
+                "probe": self.state.probes.get(i),
+                "final": results[i]["score"] if i in finalists and i in results else None,
+                **({"heat": heat} if heat is not None else {}),
+            }
+            for i, racer in enumerate(self.racers)
+        ]
+        return {
+            "score": float(score),
+            "actions": [int(a) for a in actions],
+            "playouts": sum(int(r["playouts"]) for r in results.values()),
+            "iterations": sum(int(r["iterations"]) for r in results.values()),
+            "race": table,
+        }
 
 
 def _result(
-    names: tuple[str, ...],
-    racers: list[Any],
-    state: RaceState,
-    results: dict[int, dict],
-    rounds: Rounds,
-    seconds: float,
+    state: RaceState, current: dict | None, reasons: list[str], rounds: Rounds, seconds: float
 ) -> SearchResult:
+    """The best game of the finished heats and of the heat cut short (``current``), if any;
+    ``reasons``: why the last heat's searches stopped."""
+    heats = [*state.done, *([current] if current is not None else [])]
     score, actions = rounds.shown_score, rounds.shown_actions
-    for result in results.values():
-        if result["score"] > score:
-            score, actions = result["score"], result["actions"]
-    finalists = state.finalists or []
-    table = [
-        {
-            "policy": name,
-            "seed": racers[i].seed,
-            "probe": state.probes.get(i),
-            "final": results[i]["score"] if i in finalists and i in results else None,
-        }
-        for i, name in enumerate(names)
-    ]
-    reasons = [r["stopped"] for r in results.values()]
+    for summary in heats:
+        if summary["score"] > score:
+            score, actions = summary["score"], summary["actions"]
     stopped = rounds.why if rounds.why not in ("", "max_score") else ""
     if not stopped:
         stopped = "max_score" if "max_score" in reasons else (reasons[-1] if reasons else "time")
     return SearchResult(
         score=float(score) if score > NEG_INF else float("-inf"),
         actions=list(actions),
-        playouts=sum(r["playouts"] for r in results.values()),
+        playouts=sum(s["playouts"] for s in heats),
         seconds=seconds,
-        iterations=sum(r["iterations"] for r in results.values()),
+        iterations=sum(s["iterations"] for s in heats),
         stopped=stopped,
-        extra={"race": table},
+        extra={"race": [row for s in heats for row in s["race"]]},
     )

@@ -33,6 +33,7 @@ SAME = (
     "workers",
     "variants",
     "parallel",
+    "heats",
 )
 """The fields that every report must share (the configuration)."""
 

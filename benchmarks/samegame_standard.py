@@ -4,6 +4,8 @@
     python benchmarks/samegame_standard.py --algo nmcs --level 3 --time-per-position 60 --plot
     python benchmarks/samegame_standard.py --algo nrpa --level 3 --time-per-position 5 --positions 1 2
     python benchmarks/samegame_standard.py --policy tabu --bias -0.5 --stabilize 2 --resume --out F
+    python benchmarks/samegame_standard.py --parallel race --heats 2 --stabilize 2 --repeats 20 \
+        --time-per-position 600 --workers 2 --seed 0 --resume --plot --out F
 
 Prints one row per position (our score, playouts, and the published SP-MCTS 2008, NMCS level 3 and
 selective NRPA level 4 scores from mc_envs/data/samegame/published_scores.csv) and the totals;
@@ -90,6 +92,7 @@ def make_agent(args: argparse.Namespace, position: int, warm: dict[int, list[int
         iterations=args.iterations,
         policy=policy,
         warm_start=warm.get(position),
+        heats=args.heats,
         **variants(args),
         **common,
     )
@@ -171,6 +174,7 @@ def write_report(
         "workers": args.workers,
         "backend": args.backend,
         **({"parallel": args.parallel} if args.parallel != "root" else {}),
+        **({"heats": args.heats} if args.heats != 1 else {}),
         "seed": args.seed,
         **({"variants": variants(args)} if args.algo == "nrpa" else {}),
         "warm_from": str(args.warm_from) if args.warm_from else None,
@@ -205,6 +209,13 @@ def main(argv: list[str] | None = None) -> None:
         help="NRPA: root workers, or a race of the policies (default: every tabu colour and plain "
         "NRPA probe, the best --workers continue; agents.race)",
     )
+    parser.add_argument(
+        "--heats",
+        type=int,
+        default=1,
+        help="NRPA race: split each position's time into this many races with fresh seeds, the "
+        "best game kept (agents.race)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tau", type=float, default=1.0, help="NRPA: GNRPA's temperature")
     parser.add_argument("--bias", type=float, default=0.0, help="NRPA: GNRPA's bias weight")
@@ -228,6 +239,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--policy: a portfolio of several policies is NRPA's (--algo nrpa)")
     if args.algo == "nmcs" and args.parallel == "race":
         parser.error("--parallel race: a race is NRPA's (--algo nrpa)")
+    if args.heats < 1 or args.heats > 1 and args.parallel != "race":
+        parser.error("--heats: an int >= 1; more than one needs --parallel race")
 
     table = published()
     names = list(COLUMNS)

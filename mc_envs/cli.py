@@ -376,7 +376,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="how workers share the search: independent searches (root), NMCS's top-level moves "
         "(moves), NRPA's top-level iterations (distributed), NRPA's race of the game's policies "
         "(race: each probes, the best --workers go on). Default: a race for NRPA with 2 or more "
-        "workers, a budget and no --policy on a game that races its policies (SameGame), else root",
+        "workers, a budget and no --policy on a game that races its policies (SameGame), or "
+        "with --heats above 1, else root",
     )
     solve.add_argument("--backend", default="local", choices=["local", "ray"])
     solve.add_argument("--address", help="Ray cluster address (backend ray)")

@@ -20,10 +20,16 @@ def add_nrpa_flags(solve: argparse.ArgumentParser) -> None:
     nrpa.add_argument("--repeats", type=NATURAL, help="limited repetitions (0: off)")
     nrpa.add_argument("--codes", choices=["game", "action"], help="the policy's key")
     nrpa.add_argument("--warm-start", dest="warm_start", help="a solution record to start from")
+    nrpa.add_argument(
+        "--heats",
+        type=POSITIVE_INT,
+        help="a race's independent heats: the budget split, the best game kept (--parallel race)",
+    )
 
 
-NRPA_VARIANTS = ("tau", "bias", "stabilize", "repeats", "codes", "warm_start")
-"""NRPA's variant options on the command line (agents.nrpa_options); None: the game's default."""
+NRPA_VARIANTS = ("tau", "bias", "stabilize", "repeats", "codes", "warm_start", "heats")
+"""NRPA's variant options on the command line (agents.nrpa_options, and a race's ``heats``);
+None: the game's default."""
 
 
 def nrpa_variants(args: argparse.Namespace, env: Any) -> dict[str, Any]:
@@ -61,10 +67,12 @@ def nrpa_policy(args: argparse.Namespace, env: Any) -> str | tuple[str, ...] | N
 
 def nrpa_scheme(args: argparse.Namespace, env: Any) -> str:
     """``--parallel``, else a race of the game's policies (``nrpa_race``: the 60 s ablation's
-    best for SameGame) for NRPA with two or more workers, a budget and no ``--policy``, else
-    root parallelism."""
+    best for SameGame) for NRPA with two or more workers, a budget and no ``--policy``, or with
+    ``--heats`` above 1, else root parallelism."""
     if args.parallel is not None:
         return args.parallel
+    if args.algo == "nrpa" and (getattr(args, "heats", None) or 1) > 1:
+        return "race"
     budget = getattr(args, "time", None) is not None or getattr(args, "playouts", None) is not None
     races = bool(tuple(env.unwrapped.nrpa_race))
     if args.algo == "nrpa" and args.policy is None and args.workers >= 2 and budget and races:

@@ -70,6 +70,17 @@ def test_samegame_standard_resumes_with_the_positions_already_played(tmp_path, c
         assert env.score == run["score"] > 0
 
 
+def test_samegame_standard_races_in_heats_and_names_them(tmp_path):
+    out = tmp_path / "heats.json"
+    race = ("--parallel", "race", "--heats", "2", "--level", "1", "--time-per-position", "1.5")
+    bench("samegame-standard", *race, "--positions", "3", "--out", str(out))
+    report = json.loads(out.read_text())
+    (run,) = report["positions"]
+    assert report["heats"] == 2 and run["replayed"]
+    assert sorted({row["heat"] for row in run["race"]}) == [0, 1]
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no checkpoint left behind
+
+
 def test_a_timed_search_cut_short_resumes_for_the_time_it_has_left(tmp_path):
     sys.path.insert(0, str(BENCHMARKS.parent))
     from agents import NRPA

@@ -2,6 +2,7 @@
 
 import json
 import pickle
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -129,3 +130,85 @@ def test_solve_races_the_games_policies(tmp_path, capsys):
     assert main(["verify", str(out)]) == 0
     assert main([*args, "--parallel", "race", "--policy", "tabu", "--out", str(out)]) == 2
     assert "a race needs several policies" in capsys.readouterr().err
+
+
+def test_heats_are_independent_races_with_fresh_seeds_the_best_kept():
+    env = samegame(7)
+    agent = NRPA(level=1, seed=5, policy=NAMES, parallel="race", heats=2)
+    assert agent.params["heats"] == 2
+    result = agent.search(env, playouts=1801)
+    first = NRPA(level=1, seed=5, policy=NAMES, parallel="race").search(env, playouts=901)
+    table = result.extra["race"]
+    assert [row["heat"] for row in table] == [0, 0, 0, 1, 1, 1]
+    assert [{k: v for k, v in row.items() if k != "heat"} for row in table[:3]] == first.extra[
+        "race"
+    ]
+    probe = int(0.4 * 900) // 3
+    seeds = [worker_seed(5, 3 + i) for i in range(3)]
+    singles = [
+        NRPA(level=1, seed=s, policy=n).search(env, playouts=probe) for s, n in zip(seeds, NAMES)
+    ]
+    assert [row["seed"] for row in table[3:]] == seeds
+    assert [row["probe"] for row in table[3:]] == [s.score for s in singles]
+    finals = [row["final"] for row in table if row["final"] is not None]
+    assert len(finals) == 2 and result.score == max(finals + [first.score])
+    assert result.playouts == 1801 and replayed_score(env, result.actions) == result.score
+
+
+def test_a_race_resumes_in_its_second_heat_and_checks_the_first_heats_game(tmp_path):
+    env = samegame(7)
+    agent = NRPA(level=1, seed=2, policy=NAMES, parallel="race", heats=2)
+    ck = tmp_path / "race.json"
+    whole = agent.search(env, playouts=1200, checkpoint=str(ck))
+    data = json.loads(ck.read_text())
+    assert data["heat"] == 2 and len(data["done"]) == 2
+    assert not list(tmp_path.glob("race.json.*"))  # a finished heat's searches are removed
+    again = agent.search(env, playouts=1200, checkpoint=str(ck), resume=True)
+    assert (again.score, again.actions, again.extra) == (whole.score, whole.actions, whole.extra)
+    assert again.playouts == whole.playouts == 1200
+    after_first = {**data, "heat": 1, "done": data["done"][:1], "probes": {}, "finalists": None}
+    ck.write_text(json.dumps(after_first))
+    resumed = agent.search(env, playouts=1200, checkpoint=str(ck), resume=True)
+    assert (resumed.score, resumed.actions) == (whole.score, whole.actions)
+    assert resumed.extra["race"] == whole.extra["race"] and resumed.playouts == 1200
+    done = data["done"][0]
+    better = {**done, "score": done["score"] + 1}
+    illegal = {**done, "actions": [224, *done["actions"]]}
+    for field, value, bad in (
+        ("heats", 3, "heats"),
+        ("heat", 5, "heat"),
+        ("done", [], "done"),
+        ("done", [better], "done[0].score"),
+        ("done", [illegal], "done[0].actions"),
+        ("done", [{**done, "race": done["race"][:2]}], "done[0].race"),
+        ("done", [{**done, "playouts": -1}], "done[0].playouts"),
+        ("reserve", float("nan"), "reserve"),
+    ):
+        ck.write_text(json.dumps({**after_first, field: value}))
+        with pytest.raises(ValueError, match=rf"{ck}: .*field '?{re.escape(bad)}"):
+            agent.search(env, playouts=1200, checkpoint=str(ck), resume=True)
+
+
+def test_a_timed_race_gives_every_heat_its_share(tmp_path):
+    env = samegame(7)
+    agent = NRPA(level=1, seed=4, policy=NAMES, parallel="race", heats=2)
+    result = agent.search(env, time_limit=1.5, checkpoint=str(tmp_path / "race.json"))
+    table = result.extra["race"]
+    assert all(row["probe"] is not None for row in table)
+    assert [row["heat"] for row in table if row["final"] is not None] == [0, 1]
+    assert replayed_score(env, result.actions) == result.score
+
+
+def test_heats_need_a_race_and_a_positive_count(tmp_path, capsys):
+    for heats in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="heats must be an int >= 1"):
+            NRPA(level=1, policy=NAMES, parallel="race", heats=heats)
+    with pytest.raises(ValueError, match="need parallel='race'"):
+        NRPA(level=1, heats=2)
+    args = ["solve", "samegame", "--position", "7", "--algo", "nrpa", "--level", "1"]
+    assert main([*args, "--heats", "2", "--playouts", "50", "--parallel", "root"]) == 2
+    assert "heats=2 are a race's" in capsys.readouterr().err
+    out = tmp_path / "r.json"
+    assert main([*args, "--heats", "2", "--playouts", "600", "--quiet", "--out", str(out)]) == 0
+    params = json.loads(out.read_text())["agent"]["params"]
+    assert params["heats"] == 2 and params["parallel"] == "race"
