@@ -12,8 +12,9 @@ cut once, over agents that can checkpoint.
 Heats: with ``agent.heats`` H > 1 the budget is split into H races run one after the other, each
 with fresh seeds (heat ``h`` gives policy ``i`` the seed ``worker_seed(seed, h * E + i)`` for E
 policies: heat 0 is the one-heat race), and the best game of all heats is kept. On the standard
-SameGame set a level-3 search of the finalists has mostly converged after 300 s a position; two
-independent 300 s races found more than one race of 600 s (README: the measured results).
+SameGame set a finalist's NRPA level 3 has run most of its 100 top-level iterations after 300 s a
+position and then rarely improves; two independent races of 300 s found more than one race of
+600 s (README: the measured results).
 
 Budgets (of one heat; heat ``h`` of H gets ``P // H`` playouts, the first ``P % H`` heats one
 more, or a time share: what is left of the time when it starts, over the heats left):
@@ -26,9 +27,10 @@ more, or a time share: what is left of the time when it starts, over the heats l
 Checkpoints: ``checkpoint=PATH`` keeps the race's state in ``PATH`` (JSON: the policies, the heat
 under way, the time kept for the later heats, the probes' scores, the finalists, and each finished
 heat's best game, which is replayed to its score when read) and policy ``i``'s search in
-``PATH.e<i>`` (heat ``h > 0``: ``PATH.h<h>.e<i>``, removed when the heat ends); ``resume``
-continues the race where it stopped, given what is left of the time. Without it the searches' files go to a temporary directory. Those
-files are local: a race runs on this machine (processes, or a local Ray), not on a Ray cluster.
+``PATH.e<i>`` (in heat ``h > 0``: ``PATH.h<h>.e<i>``; a heat's files are removed when it ends);
+``resume`` continues the race where it stopped, given what is left of the time. Without a
+checkpoint the searches' files go to a temporary directory. Those files are local: a race runs on
+this machine (processes, or a local Ray), not on a Ray cluster.
 """
 
 from __future__ import annotations
