@@ -157,6 +157,14 @@ class Checker:
     def legal_after(self, prefix: list[int], seq: list[int], field: str) -> np.ndarray:
         """Refuses ``seq`` unless ``prefix + seq`` is a legal sequence from the searched state;
         returns the legal actions after it (the env is left as it was)."""
+        return self._after(prefix, seq, field, lambda env: np.array(env.legal_actions(), copy=True))
+
+    def score_after(self, seq: list[int], field: str) -> float:
+        """Refuses ``seq`` unless it is a legal sequence from the searched state; returns the
+        score it reaches (the env is left as it was)."""
+        return self._after([], seq, field, lambda env: float(env.score))
+
+    def _after(self, prefix: list[int], seq: list[int], field: str, read: Any) -> Any:
         env = self.env
         snap = env.clone_state()
         try:
@@ -167,7 +175,7 @@ class Checker:
                     where = f"{field}[{i - len(prefix)}]" if i >= len(prefix) else field
                     raise self.fail(where, f"move {a} is not legal there")
                 env.step(int(a))
-            return np.array(env.legal_actions(), copy=True)
+            return read(env)
         finally:
             env.restore_state(snap)
 

@@ -137,7 +137,7 @@ class RaceState:
             raise ValueError(f"{where}: field 'done': not a list of the {heat} finished heats")
         check = Checker(where, base, move_bound(base))
         for h, summary in enumerate(done):
-            self.done.append(self._heat_summary(summary, f"done[{h}]", check, base))
+            self.done.append(self._heat_summary(summary, f"done[{h}]", check))
         self.heat, self.reserve = heat, None if reserve is None else float(reserve)
         self._load_probes(data, where)
 
@@ -162,19 +162,17 @@ class RaceState:
                 raise ValueError(f"{where}: field 'finalists': not a list of probed indices")
             self.finalists = list(finalists)
 
-    def _heat_summary(self, summary: Any, field: str, check: Checker, base: Any) -> dict:
+    def _heat_summary(self, summary: Any, field: str, check: Checker) -> dict:
         where = str(self.path)
         if not isinstance(summary, dict):
             raise ValueError(f"{where}: field '{field}': not an object")
         for key in ("playouts", "iterations"):
-            value = summary.get(key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{where}: field '{field}.{key}': {value!r} is not an int >= 0")
+            check.count(summary.get(key), f"{field}.{key}")
         actions = check.actions(summary.get("actions"), f"{field}.actions")
-        check.legal_after([], actions, f"{field}.actions")
-        score = summary.get("score")
+        reached = check.score_after(actions, f"{field}.actions")
+        score = check.number(summary.get("score"), f"{field}.score")
         empty = not actions and score == NEG_INF  # a heat that ended before its first game
-        if not empty and (not _number(score) or score != _replayed(base, actions)):
+        if not empty and score != reached:
             raise ValueError(
                 f"{where}: field '{field}.score': {score!r} is not the score of its actions"
             )
@@ -200,18 +198,6 @@ def _row(row: Any, name: str) -> bool:
         and isinstance(row.get("seed"), int)
         and all(row.get(k) is None or _number(row.get(k)) for k in ("probe", "final"))
     )
-
-
-def _replayed(base: Any, actions: list[int]) -> float:
-    """The score ``actions`` reach from ``base``'s state (legal: checked before); ``base`` is
-    left as it was."""
-    snap = base.clone_state()
-    try:
-        for a in actions:
-            base.step(int(a))
-        return float(base.score)
-    finally:
-        base.restore_state(snap)
 
 
 def race_search(
@@ -284,7 +270,7 @@ def race_search(
             state.finish_heat(current)
             state.save()
             current = None
-            for i in range(len(names)) if checkpoint is not None else ():
+            for i in range(len(names)):
                 Path(f"{prefix}.e{i}").unlink(missing_ok=True)
     finally:
         pool.close()
