@@ -126,7 +126,9 @@ def run_search(
 ) -> tuple[str, float]:
     """Runs ``work()`` in a thread under a time limit, a callback and Ctrl-C.
 
-    The callback is called once the search has a first result. Searches compile before calling
+    The callback is called once the search has a first result, and at the end if the search
+    ended before its last improvement was reported (that call's answer is ignored: the search is
+    over). Searches compile before calling
     this, so the time limit counts search time only; a limit shorter than one playout may end a
     search with no result (score ``-inf``, no actions).
 
@@ -178,4 +180,8 @@ def run_search(
     seconds = time.perf_counter() - start
     if failure:
         raise failure[0]
+    unreported = int(control[VERSION]) != last_version  # ended before reporting its last result
+    if callback is not None and not why and best.score[0] > NEG_INF and unreported:
+        score, seq = best.read(control)
+        callback(Progress(seconds, score, seq, int(control[PLAYOUTS]), True))
     return why, seconds

@@ -99,6 +99,15 @@ def test_memorisation_keeps_the_best_playout_seen():
     assert result.score >= max(seen)
 
 
+def test_a_search_over_before_the_first_poll_still_reports_its_result():
+    env = gym.make("mc_envs/SameGame-v0", position=7).unwrapped
+    env.reset()
+    seen = []
+    result = NMCS(level=0, seed=1).search(env, playouts=1, callback=seen.append)
+    assert seen and seen[-1].best_score == result.score and seen[-1].improved
+    assert list(seen[-1].best_actions) == list(result.actions)
+
+
 def test_without_memorisation_the_result_is_the_sequence_played():
     env = gym.make("mc_envs/SameGame-v0", position=8).unwrapped
     env.reset()
