@@ -1,11 +1,12 @@
 """Search checkpoints: JSON files (never pickles) holding a search's state, written atomically.
 
-A checkpoint is ``{"format": "mc-envs/checkpoint", "version": 1, "algo", "params", "state",
-"best": {"score", "actions"}, "control": {...}, "search": {...}}``: ``state`` fingerprints the
-searched position so that a checkpoint is never resumed on another one, and ``search`` is the
-algorithm's own data (NRPA: every level's policy, best sequence and iteration counter and the random
-stream; NMCS: every level's loop state, the moves committed, the best sequences and the random
-stream, saved between two playouts). Files are replaced with
+A checkpoint is ``{"format": "mc-envs/checkpoint", "version": 1, "algo", "params", "state", "best":
+{"score", "actions"}, "control": {"playouts", "runs", "iterations", "seconds"}, "search": {...}}``:
+``state`` fingerprints the searched position so that a checkpoint is never resumed on another one,
+``control.seconds`` is the search time over every call that resumed the search (absent in older
+files: 0), and ``search`` is the algorithm's own data (NRPA: every level's policy, best sequence and
+iteration counter and the random stream; NMCS: every level's loop state, the moves committed, the
+best sequences and the random stream, saved between two playouts). Files are replaced with
 :func:`mc_envs.records.write_atomic`, so a crash or a SIGKILL leaves the previous complete file.
 
 A checkpoint carries a ``checksum`` (SHA-256 of the rest, canonical JSON), so an edited or

@@ -19,16 +19,18 @@ position and then rarely improves; two independent races of 300 s found more tha
 Budgets (of one heat; heat ``h`` of H gets ``P // H`` playouts, the first ``P % H`` heats one
 more, or a time share: what is left of the time when it starts, over the heats left):
 
-- ``time_limit`` T: the probes not yet run share ``PROBE`` of T, ``workers`` at a time (a wave of
-  probes lasts ``PROBE * T / waves``); the finalists search for what is left of T.
+- ``time_limit`` T: the probes share ``PROBE`` of T, ``workers`` at a time (each probe gets
+  ``PROBE * T / waves`` seconds, saved in the race checkpoint); the finalists search for what is
+  left of T. A probe cut short by a stop gets, when the race resumes, its share less the seconds
+  its own checkpoint says it ran, so a resumed race splits its time as an unstopped one.
 - ``playouts`` P (deterministic: the result depends only on the seed and P): each of the E probes
   gets ``PROBE * P // E`` playouts; the finalists share the rest, each resuming its own search.
 
 Checkpoints: ``checkpoint=PATH`` keeps the race's state in ``PATH`` (JSON: the policies, the heat
-under way, the time kept for the later heats, the probes' scores, the finalists, and each finished
-heat's best game, which is replayed to its score when read) and policy ``i``'s search in
-``PATH.e<i>`` (in heat ``h > 0``: ``PATH.h<h>.e<i>``; a heat's files are removed when it ends);
-``resume`` continues the race where it stopped, given what is left of the time. Without a
+under way, the time kept for the later heats, a probe's seconds, the probes' scores, the finalists,
+and each finished heat's best game, which is replayed to its score when read) and policy ``i``'s
+search in ``PATH.e<i>`` (in heat ``h > 0``: ``PATH.h<h>.e<i>``; a heat's files are removed when it
+ends); ``resume`` continues the race where it stopped, given what is left of the time. Without a
 checkpoint the searches' files go to a temporary directory. Those files are local: a race runs on
 this machine (processes, or a local Ray), not on a Ray cluster.
 """
@@ -43,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import NEG_INF, Callback, SearchResult
-from agents.checkpoint import Checker
+from agents.checkpoint import Checker, read_checkpoint
 from agents.ops import move_bound
 from agents.parallel import Rounds, open_pool, solo, worker_seed
 from mc_envs.records import write_atomic
@@ -74,13 +76,15 @@ def entrants(agent: Any, env: Any) -> tuple[str, ...]:
 
 
 class RaceState:
-    """The race's progress: the heat under way, the seconds kept for the later heats, each probe's
-    score, the finalists, and the finished heats' best games (saved as JSON at ``path``)."""
+    """The race's progress: the heat under way, the seconds kept for the later heats, a probe's
+    seconds (``share``), each probe's score, the finalists, and the finished heats' best games
+    (saved as JSON at ``path``)."""
 
     def __init__(self, names: tuple[str, ...], heats: int, path: Path | None) -> None:
         self.names, self.heats, self.path = names, heats, path
         self.heat = 0
         self.reserve: float | None = None
+        self.share: float | None = None
         self.probes: dict[int, float] = {}
         self.finalists: list[int] | None = None
         self.done: list[dict[str, Any]] = []
@@ -89,7 +93,7 @@ class RaceState:
         """Keeps a finished heat's best game and counters and starts the next heat."""
         self.done.append(summary)
         self.heat += 1
-        self.reserve, self.probes, self.finalists = None, {}, None
+        self.reserve, self.share, self.probes, self.finalists = None, None, {}, None
 
     def save(self) -> None:
         if self.path is not None:
@@ -99,6 +103,7 @@ class RaceState:
                 "heats": self.heats,
                 "heat": self.heat,
                 "reserve": self.reserve,
+                "share": self.share,
                 "probes": {str(i): s for i, s in sorted(self.probes.items())},
                 "finalists": self.finalists,
                 "done": self.done,
@@ -128,17 +133,21 @@ class RaceState:
             raise ValueError(
                 f"{where}: field 'heats': {data.get('heats', 1)!r} is not this race's {self.heats}"
             )
-        heat, reserve, done = data.get("heat", 0), data.get("reserve"), data.get("done", [])
+        heat, done = data.get("heat", 0), data.get("done", [])
+        reserve, share = data.get("reserve"), data.get("share")
         if isinstance(heat, bool) or not isinstance(heat, int) or not 0 <= heat <= self.heats:
             raise ValueError(f"{where}: field 'heat': {heat!r} is not a heat 0..{self.heats}")
         if reserve is not None and not _number(reserve, 0.0):
             raise ValueError(f"{where}: field 'reserve': {reserve!r} is not a number >= 0")
+        if share is not None and not _seconds(share):
+            raise ValueError(f"{where}: field 'share': {share!r} is not a number of seconds >= 0")
         if not isinstance(done, list) or len(done) != heat:
             raise ValueError(f"{where}: field 'done': not a list of the {heat} finished heats")
         check = Checker(where, base, move_bound(base))
         for h, summary in enumerate(done):
             self.done.append(self._heat_summary(summary, f"done[{h}]", check))
         self.heat, self.reserve = heat, None if reserve is None else float(reserve)
+        self.share = None if share is None else float(share)
         self._load_probes(data, where)
 
     def _load_probes(self, data: dict[str, Any], where: str) -> None:
@@ -188,6 +197,26 @@ def _number(value: Any, low: float = -math.inf) -> bool:
     return (
         not isinstance(value, bool) and isinstance(value, (int, float)) and value >= low
     )  # NaN fails the comparison
+
+
+def _seconds(value: Any) -> bool:
+    """Whether ``value`` is a finite JSON number >= 0."""
+    return _number(value, 0.0) and value < math.inf
+
+
+def spent(path: str) -> float:
+    """The seconds that the search checkpointed at ``path`` has run (0 without a file).
+
+    Raises:
+        ValueError: an unreadable checkpoint, or one whose ``control.seconds`` is not seconds.
+    """
+    if not Path(path).exists():
+        return 0.0
+    control = read_checkpoint(path).get("control")
+    seconds = control.get("seconds", 0.0) if isinstance(control, dict) else 0.0
+    if not _seconds(seconds):
+        raise ValueError(f"{path}: checkpoint field control.seconds: {seconds!r} is not seconds")
+    return float(seconds)
 
 
 def _row(row: Any, name: str) -> bool:
@@ -306,6 +335,15 @@ class Heat:
             "checkpoint_every": self.every,
         }
 
+    def probe(self, i: int, playouts: int | None, timed: bool) -> dict[str, Any]:
+        """Probe ``i``'s budget: ``playouts``, and when ``timed`` its share of the time less what
+        it ran before a stop."""
+        probe: dict[str, Any] = {} if playouts is None else {"playouts": playouts}
+        if timed and self.state.share is not None:
+            ran = spent(f"{self.prefix}.e{i}") if self.resume else 0.0
+            probe["time_limit"] = max(self.state.share - ran, 0.0)
+        return probe
+
     def run(self, seconds: float | None, playouts: int | None) -> dict[int, dict]:
         """Probes, then finals, within ``seconds`` or ``playouts``; the searches' results."""
         state, rounds, n = self.state, self.rounds, len(self.racers)
@@ -314,11 +352,11 @@ class Heat:
         results: dict[int, dict] = {}
         todo = [i for i in range(n) if i not in state.probes]
         if todo:
-            waves = math.ceil(len(todo) / self.workers)
-            probe = {"time_limit": PROBE * seconds / waves} if seconds is not None else {}
-            if each is not None:
-                probe["playouts"] = each
-            done = rounds.run([self.task(i, probe) for i in todo])
+            if seconds is not None and state.share is None:
+                state.share = PROBE * seconds / math.ceil(len(todo) / self.workers)
+                state.save()
+            timed = seconds is not None
+            done = rounds.run([self.task(i, self.probe(i, each, timed)) for i in todo])
             if len(done) == len(todo):  # else an interrupt left some unreturned: none is kept
                 results.update(zip(todo, done))
                 if not rounds.why:

@@ -17,6 +17,7 @@ same way for every search:
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, Protocol
 
 import numpy as np
@@ -120,6 +121,8 @@ class Runner:
             self.control, self.best.score, self.best.seq, self.best.length, self.max_score
         )
         self.snapshot: Any = None  # restored at the end (generic searches move the env)
+        self.spent = 0.0  # seconds the search ran before this call (read from its checkpoint)
+        self.started: float | None = None  # when this call's search began
 
     # -- checkpoints ------------------------------------------------------------------------------
 
@@ -139,6 +142,7 @@ class Runner:
                 "playouts": int(self.control[PLAYOUTS]),
                 "runs": int(self.control[RUNS]),
                 "iterations": int(self.control[ITERATIONS]),
+                "seconds": round(self.seconds(), 3),
             },
             "search": program.dump(),
         }
@@ -156,6 +160,9 @@ class Runner:
         playouts = check.count(counts.get("playouts"), "control.playouts")
         runs = check.count(counts.get("runs"), "control.runs")
         iterations = check.count(counts.get("iterations", 0), "control.iterations")
+        seconds = check.number(counts.get("seconds", 0.0), "control.seconds")
+        if not 0.0 <= seconds < float("inf"):
+            raise check.fail("control.seconds", f"expected seconds >= 0, got {seconds!r}")
         program.load(check.mapping(data, "search"), check)
         n = len(actions)
         self.best.seq[:n] = actions
@@ -164,10 +171,16 @@ class Runner:
         self.control[PLAYOUTS] = playouts
         self.control[RUNS] = runs
         self.control[ITERATIONS] = iterations
+        self.spent = seconds
         if self.control[PLAYOUTS] >= self.control[PLAYOUT_LIMIT]:
             self.control[STOP] = 3
         if self.best.score[0] >= self.max_score:
             self.control[STOP] = 2
+
+    def seconds(self) -> float:
+        """The seconds this search has run, over all the calls that resumed it."""
+        now = 0.0 if self.started is None else time.perf_counter() - self.started
+        return self.spent + now
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -218,6 +231,7 @@ class Runner:
 
         if checkpoint is not None:
             threading.Thread(target=ticker, name="mc-envs-checkpoint", daemon=True).start()
+        self.started = time.perf_counter()
         try:
             why, seconds = run_search(
                 work, control, self.best, time_limit=time_limit, callback=callback
@@ -226,6 +240,7 @@ class Runner:
             done.set()
             if self.snapshot is not None:
                 self.base.restore_state(self.snapshot)
+        self.spent, self.started = self.spent + seconds, None
         if checkpoint is not None:
             write_checkpoint(checkpoint, self.dump(program))
         if not why:

@@ -133,6 +133,27 @@ def test_negative_and_huge_frames_are_refused_with_the_field_named(tmp_path):
             )
 
 
+def test_a_checkpoint_counts_the_seconds_of_every_call_and_refuses_bad_ones(tmp_path):
+    path = tmp_path / "ck.json"
+    agent = NRPA(level=2, iterations=10, seed=1)
+    first = agent.search(samegame(), time_limit=0.2, checkpoint=str(path))
+    assert read_checkpoint(path)["control"]["seconds"] == round(first.seconds, 3)
+    again = agent.search(samegame(), time_limit=0.2, checkpoint=str(path), resume=True)
+    saved = read_checkpoint(path)["control"]["seconds"]
+    assert saved == pytest.approx(first.seconds + again.seconds, abs=0.002)
+    data = read_checkpoint(path)
+    data.pop("checksum")
+    for value in (-1.0, "3", None, 1e400):
+        data["control"]["seconds"] = value
+        path.write_text(json.dumps(data))
+        with pytest.raises(ValueError, match=r"field control\.seconds"):
+            agent.search(samegame(), time_limit=0.2, checkpoint=str(path), resume=True)
+    del data["control"]["seconds"]  # a file of an older version: no seconds, read as 0
+    path.write_text(json.dumps(data))
+    agent.search(samegame(), time_limit=0.2, checkpoint=str(path), resume=True)
+    assert read_checkpoint(path)["control"]["seconds"] < saved
+
+
 @pytest.mark.parametrize("memorize", [True, False])
 def test_mutated_nmcs_checkpoints_never_crash_or_hang(tmp_path, memorize):
     data = _checkpoint(tmp_path, NMCS(level=2, seed=1, memorize=memorize), 400)

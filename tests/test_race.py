@@ -10,6 +10,7 @@ import pytest
 from helpers import replayed_score, samegame
 
 import mc_envs  # noqa: F401
+from agents import race
 from agents.nrpa import NRPA
 from agents.parallel import worker_seed
 from mc_envs.cli import main
@@ -197,6 +198,39 @@ def test_a_timed_race_gives_every_heat_its_share(tmp_path):
     assert all(row["probe"] is not None for row in table)
     assert [row["heat"] for row in table if row["final"] is not None] == [0, 1]
     assert replayed_score(env, result.actions) == result.score
+
+
+def test_a_race_stopped_in_its_probes_gives_each_its_share_less_what_it_ran(tmp_path, monkeypatch):
+    env = samegame(7)
+    agent = NRPA(level=1, seed=2, policy=NAMES, parallel="race", workers=2)
+    ck = tmp_path / "race.json"
+    stopped = agent.search(
+        env, time_limit=9.0, checkpoint=str(ck), callback=lambda p: p.elapsed >= 0.3
+    )
+    data = json.loads(ck.read_text())
+    assert stopped.stopped == "callback" and data["probes"] == {}
+    share = data["share"]
+    assert 0.4 * 8.0 / 2 < share <= 0.4 * 9.0 / 2  # PROBE of the time, two waves of probes
+    ran = [json.loads((tmp_path / f"race.json.e{i}").read_text())["control"] for i in (0, 1)]
+    assert all(0.0 < r["seconds"] < share for r in ran)  # both stopped within their share
+    given: dict[int, float] = {}
+    task = race.Heat.task
+
+    def recording(heat, i, budget):
+        given.setdefault(i, budget["time_limit"])
+        return task(heat, i, budget)
+
+    monkeypatch.setattr(race.Heat, "task", recording)
+    agent.search(
+        env,
+        time_limit=9.0 - stopped.seconds,
+        checkpoint=str(ck),
+        resume=True,
+        callback=lambda p: True,
+    )
+    assert given[0] == pytest.approx(share - ran[0]["seconds"], abs=1e-3)
+    assert given[1] == pytest.approx(share - ran[1]["seconds"], abs=1e-3)
+    assert given[2] == pytest.approx(share, abs=0.05)  # not started, or stopped at once
 
 
 def test_heats_need_a_race_and_a_positive_count(tmp_path, capsys):
