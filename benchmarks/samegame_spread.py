@@ -6,9 +6,11 @@
 Reads two or more reports of ``samegame_standard.py`` that differ only in ``--seed``, replays every
 game in a fresh env (an illegal move or a score that differs is an error), and prints each
 position's score per seed with its minimum, maximum and range, then each seed's total over the
-positions that every report has, their mean and range. A report that is unreadable, lacks a field,
-or whose configuration differs from the first one's is named with the field, and the script exits
-with status 2. Nothing is asserted about the scores.
+positions that every report has, their mean and range. Reports of a race in heats (``--heats``)
+also get each heat's total: per position, the best game of that heat alone (the best final or probe
+of its rows in the position's race table), so that what the later heats added is measured. A
+report that is unreadable, lacks a field, or whose configuration differs from the first one's is
+named with the field, and the script exits with status 2. Nothing is asserted about the scores.
 """
 
 from __future__ import annotations
@@ -84,6 +86,41 @@ def _checked(path: Path, report: dict) -> dict[int, float]:
     return scores
 
 
+def _heat_bests(path: Path, run: dict, heats: int) -> list[float]:
+    """Each heat's best score in a position's race table (``run["race"]``), heat 0 first."""
+    rows = run.get("race")
+    where = f"{path}: position {run['position']}: field 'race'"
+    if not isinstance(rows, list):
+        raise ReportError(f"{where}: missing or not a list in a report of heats")
+    bests: dict[int, float] = {}
+    for i, row in enumerate(rows):
+        heat = row.get("heat") if isinstance(row, dict) else None
+        if isinstance(heat, bool) or not isinstance(heat, int) or not 0 <= heat < heats:
+            raise ReportError(f"{where}[{i}]: field 'heat': {heat!r} is not a heat 0..{heats - 1}")
+        for key in ("probe", "final"):
+            x = row.get(key)
+            if x is None:
+                continue
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                raise ReportError(f"{where}[{i}]: field {key!r}: {x!r} is not a number")
+            bests[heat] = max(bests.get(heat, x), x)
+    if len(bests) != heats:
+        raise ReportError(f"{where}: scores for heats {sorted(bests)}, not for all {heats}")
+    if max(bests.values()) != run["score"]:
+        raise ReportError(f"{where}: its heats' best {max(bests.values()):g} is not the score")
+    return [bests[h] for h in range(heats)]
+
+
+def _heat_totals(path: Path, report: dict, common: list[int]) -> list[float] | None:
+    """Each heat's total over the ``common`` positions (None for a report without heats)."""
+    heats = report.get("heats")
+    if isinstance(heats, bool) or not isinstance(heats, int) or heats < 2:
+        return None
+    runs = {run["position"]: run for run in report["positions"]}
+    bests = [_heat_bests(path, runs[p], heats) for p in common]
+    return [sum(b[h] for b in bests) for h in range(heats)]
+
+
 def _seed(report: dict) -> int | None:
     """The report's ``--seed`` (from its field, or the command that wrote it; None if neither)."""
     if isinstance(report.get("seed"), int):
@@ -114,6 +151,7 @@ def spread(paths: list[Path]) -> dict:
             {"position": position, "scores": values, "min": min(values), "max": max(values)}
         )
     totals = [sum(s[p] for p in common) for s in scores]
+    heats = [_heat_totals(p, r, common) for p, r in zip(paths, reports)]
     return {
         "reports": [str(p) for p in paths],
         "seeds": [_seed(r) for r in reports],
@@ -122,6 +160,7 @@ def spread(paths: list[Path]) -> dict:
         "totals": totals,
         "mean_total": sum(totals) / len(totals) if totals else 0.0,
         "range_total": (max(totals) - min(totals)) if totals else 0.0,
+        "heat_totals": heats,
         "replayed": True,
     }
 
@@ -149,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'all':>3} {totals}   mean {result['mean_total']:,.0f}, range {result['range_total']:,.0f}"
     )
+    for i, heats in enumerate(result["heat_totals"]):
+        if heats is not None:
+            alone = ", ".join(f"heat {h} {t:,.0f}" for h, t in enumerate(heats))
+            print(f"run {i}, each heat alone: {alone}; best of them {result['totals'][i]:,.0f}")
     print(f"{len(result['positions'])} positions in every report; every game replays to its score")
     if args.out:
         save_report(args.out, {**provenance(argv), **result})

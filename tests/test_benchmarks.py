@@ -202,3 +202,38 @@ def test_samegame_spread_replays_every_game_and_names_a_bad_report(tmp_path, cap
     b.write_text("{not json")
     assert spread([str(a), str(b)]) == 2
     assert "not a readable JSON report" in capsys.readouterr().err
+
+
+def test_samegame_spread_totals_each_heat_of_a_race_in_heats(tmp_path, capsys):
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    from benchmarks.samegame_spread import main as spread
+
+    paths = [tmp_path / "s0.json", tmp_path / "s1.json"]
+    reports = [_greedy_report(path, 4, seed, seed) for seed, path in enumerate(paths)]
+    for path, report in zip(paths, reports):
+        run = report["positions"][0]
+        score = run["score"]
+        run["race"] = [
+            {"policy": "tabu", "probe": score - 10, "final": score - 5, "heat": 0},
+            {"policy": "random", "probe": score - 30, "final": None, "heat": 0},
+            {"policy": "tabu", "probe": score - 20, "final": score, "heat": 1},
+            {"policy": "random", "probe": score - 40, "final": None, "heat": 1},
+        ]
+        report["heats"] = 2
+        path.write_text(json.dumps(report))
+    out = tmp_path / "spread.json"
+    assert spread([str(p) for p in paths] + ["--out", str(out)]) == 0
+    scores = [r["positions"][0]["score"] for r in reports]
+    assert json.loads(out.read_text())["heat_totals"] == [[s - 5, s] for s in scores]
+    assert f"each heat alone: heat 0 {scores[0] - 5:,.0f}, heat 1 {scores[0]:,.0f}" in (
+        capsys.readouterr().out
+    )
+    reports[1]["positions"][0]["race"][2]["final"] = None  # the heats' best is below the score
+    paths[1].write_text(json.dumps(reports[1]))
+    assert spread([str(p) for p in paths]) == 2
+    assert f"{paths[1]}: position 4: field 'race': its heats' best" in capsys.readouterr().err
+    for row, bad in (({"probe": "3", "heat": 1}, "'probe': '3'"), ({"probe": 1}, "'heat': None")):
+        reports[1]["positions"][0]["race"][2] = row
+        paths[1].write_text(json.dumps(reports[1]))
+        assert spread([str(p) for p in paths]) == 2
+        assert f"field 'race'[2]: field {bad} is not" in capsys.readouterr().err
