@@ -205,14 +205,15 @@ def test_a_race_stopped_in_its_probes_gives_each_its_share_less_what_it_ran(tmp_
     agent = NRPA(level=1, seed=2, policy=NAMES, parallel="race", workers=2)
     ck = tmp_path / "race.json"
     stopped = agent.search(
-        env, time_limit=9.0, checkpoint=str(ck), callback=lambda p: p.elapsed >= 0.3
+        env, time_limit=20.0, checkpoint=str(ck), callback=lambda p: p.playouts >= 5000
     )
     data = json.loads(ck.read_text())
     assert stopped.stopped == "callback" and data["probes"] == {}
-    share = data["share"]
-    assert 0.4 * 8.0 / 2 < share <= 0.4 * 9.0 / 2  # PROBE of the time, two waves of probes
-    ran = [json.loads((tmp_path / f"race.json.e{i}").read_text())["control"] for i in (0, 1)]
-    assert all(0.0 < r["seconds"] < share for r in ran)  # both stopped within their share
+    share = data["share"]  # PROBE of the time (less the pool's start), two waves of probes
+    assert 0.0 < share <= 0.4 * 20.0 / 2
+    files = [tmp_path / f"race.json.e{i}" for i in range(3)]
+    ran = [json.loads(f.read_text())["control"]["seconds"] if f.exists() else 0.0 for f in files]
+    assert max(ran) > 0.0 and all(r < share for r in ran)  # cut short within their share
     given: dict[int, float] = {}
     task = race.Heat.task
 
@@ -223,14 +224,12 @@ def test_a_race_stopped_in_its_probes_gives_each_its_share_less_what_it_ran(tmp_
     monkeypatch.setattr(race.Heat, "task", recording)
     agent.search(
         env,
-        time_limit=9.0 - stopped.seconds,
+        time_limit=20.0 - stopped.seconds,
         checkpoint=str(ck),
         resume=True,
         callback=lambda p: True,
     )
-    assert given[0] == pytest.approx(share - ran[0]["seconds"], abs=1e-3)
-    assert given[1] == pytest.approx(share - ran[1]["seconds"], abs=1e-3)
-    assert given[2] == pytest.approx(share, abs=0.05)  # not started, or stopped at once
+    assert [given[i] for i in range(3)] == pytest.approx([share - r for r in ran], abs=1e-3)
 
 
 def test_heats_need_a_race_and_a_positive_count(tmp_path, capsys):
