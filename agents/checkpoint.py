@@ -84,6 +84,24 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def saved_seconds(data: dict[str, Any], path: str | Path) -> float:
+    """A checkpoint's ``control.seconds`` (0 in files of older versions, which have none).
+
+    Raises:
+        ValueError: naming ``path`` and the field, for a value that is not seconds >= 0.
+    """
+    control = data.get("control")
+    seconds = control.get("seconds", 0.0) if isinstance(control, dict) else 0.0
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        seconds = math.nan
+    if not 0.0 <= seconds < math.inf:  # NaN fails too
+        raise ValueError(
+            f"{path}: checkpoint field control.seconds: expected seconds >= 0, got "
+            f"{control.get('seconds')!r}"
+        )
+    return float(seconds)
+
+
 class Checker:
     """Checks a checkpoint's values before a search loads them; every error names the file and
     the field (and index).

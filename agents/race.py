@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import NEG_INF, Callback, SearchResult
-from agents.checkpoint import Checker, read_checkpoint
+from agents.checkpoint import Checker, read_checkpoint, saved_seconds
 from agents.ops import move_bound
 from agents.parallel import Rounds, open_pool, solo, worker_seed
 from mc_envs.records import write_atomic
@@ -212,11 +212,7 @@ def spent(path: str) -> float:
     """
     if not Path(path).exists():
         return 0.0
-    control = read_checkpoint(path).get("control")
-    seconds = control.get("seconds", 0.0) if isinstance(control, dict) else 0.0
-    if not _seconds(seconds):
-        raise ValueError(f"{path}: checkpoint field control.seconds: {seconds!r} is not seconds")
-    return float(seconds)
+    return saved_seconds(read_checkpoint(path), path)
 
 
 def _row(row: Any, name: str) -> bool:

@@ -149,7 +149,7 @@ class Runner:
 
     def load(self, program: Program, data: dict[str, Any], path: str) -> None:
         """Resumes from a checkpoint read from ``path``, every value checked first."""
-        from agents.checkpoint import Checker, check_checkpoint
+        from agents.checkpoint import Checker, check_checkpoint, saved_seconds
 
         check_checkpoint(data, program.algo, program.params, self.base)
         check = Checker(path, self.base, self.max_moves)
@@ -160,9 +160,7 @@ class Runner:
         playouts = check.count(counts.get("playouts"), "control.playouts")
         runs = check.count(counts.get("runs"), "control.runs")
         iterations = check.count(counts.get("iterations", 0), "control.iterations")
-        seconds = check.number(counts.get("seconds", 0.0), "control.seconds")
-        if not 0.0 <= seconds < float("inf"):
-            raise check.fail("control.seconds", f"expected seconds >= 0, got {seconds!r}")
+        seconds = saved_seconds(data, path)
         program.load(check.mapping(data, "search"), check)
         n = len(actions)
         self.best.seq[:n] = actions
