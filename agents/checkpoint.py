@@ -84,6 +84,13 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def is_seconds(value: Any) -> bool:
+    """Whether ``value`` is a finite JSON number >= 0 (a bool is not)."""
+    return (
+        not isinstance(value, bool) and isinstance(value, (int, float)) and 0.0 <= value < math.inf
+    )  # NaN fails the comparison
+
+
 def saved_seconds(data: dict[str, Any], path: str | Path) -> float:
     """A checkpoint's ``control.seconds`` (0 in files of older versions, which have none).
 
@@ -92,12 +99,9 @@ def saved_seconds(data: dict[str, Any], path: str | Path) -> float:
     """
     control = data.get("control")
     seconds = control.get("seconds", 0.0) if isinstance(control, dict) else 0.0
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        seconds = math.nan
-    if not 0.0 <= seconds < math.inf:  # NaN fails too
+    if not is_seconds(seconds):
         raise ValueError(
-            f"{path}: checkpoint field control.seconds: expected seconds >= 0, got "
-            f"{control.get('seconds')!r}"
+            f"{path}: checkpoint field control.seconds: expected seconds >= 0, got {seconds!r}"
         )
     return float(seconds)
 

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import NEG_INF, Callback, SearchResult
-from agents.checkpoint import Checker, read_checkpoint, saved_seconds
+from agents.checkpoint import Checker, is_seconds, read_checkpoint, saved_seconds
 from agents.ops import move_bound
 from agents.parallel import Rounds, open_pool, solo, worker_seed
 from mc_envs.records import write_atomic
@@ -139,7 +139,7 @@ class RaceState:
             raise ValueError(f"{where}: field 'heat': {heat!r} is not a heat 0..{self.heats}")
         if reserve is not None and not _number(reserve, 0.0):
             raise ValueError(f"{where}: field 'reserve': {reserve!r} is not a number >= 0")
-        if share is not None and not _seconds(share):
+        if share is not None and not is_seconds(share):
             raise ValueError(f"{where}: field 'share': {share!r} is not a number of seconds >= 0")
         if not isinstance(done, list) or len(done) != heat:
             raise ValueError(f"{where}: field 'done': not a list of the {heat} finished heats")
@@ -197,11 +197,6 @@ def _number(value: Any, low: float = -math.inf) -> bool:
     return (
         not isinstance(value, bool) and isinstance(value, (int, float)) and value >= low
     )  # NaN fails the comparison
-
-
-def _seconds(value: Any) -> bool:
-    """Whether ``value`` is a finite JSON number >= 0."""
-    return _number(value, 0.0) and value < math.inf
 
 
 def spent(path: str) -> float:
