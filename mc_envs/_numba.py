@@ -59,6 +59,10 @@ def _configure() -> None:
     import numba
 
     numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+    if not os.environ.get("NUMBA_THREADING_LAYER"):
+        # The compiled vector envs' prange loops: workqueue is the layer that stays safe when the
+        # process forks afterwards (worker pools), which OpenMP's is not.
+        numba.config.THREADING_LAYER = "workqueue"
 
 
 _configure()
@@ -68,7 +72,14 @@ import numba  # noqa: E402
 njit = numba.njit
 
 
-def instantiate(template: Callable[..., Any], suffix: str, **bindings: Any) -> Any:
+def instantiate(
+    template: Callable[..., Any],
+    suffix: str,
+    *,
+    parallel: bool = False,
+    inline: bool = False,
+    **bindings: Any,
+) -> Any:
     """Compile ``template`` with some of its global names bound to other functions.
 
     This is how one search written once (a plain Python function whose body calls ``legal``,
@@ -78,6 +89,9 @@ def instantiate(template: Callable[..., Any], suffix: str, **bindings: Any) -> A
     Args:
         template: a plain (not jitted) function.
         suffix: a name for this instance, unique per set of bindings (the game's name).
+        parallel: compile with ``parallel=True``, so that ``prange`` loops run on every core.
+        inline: inline the instance into its callers (numba's ``inline="always"``), for small
+            per-item functions that a batch loop calls with many array arguments.
         **bindings: global names to rebind in the instance, usually numba kernels.
 
     Returns:
@@ -90,7 +104,9 @@ def instantiate(template: Callable[..., Any], suffix: str, **bindings: Any) -> A
     )
     fn.__qualname__ = f"{template.__qualname__}__{suffix}"
     fn.__module__ = template.__module__
-    dispatcher = numba.njit(cache=True, nogil=True)(fn)
+    dispatcher = numba.njit(
+        cache=True, nogil=True, parallel=parallel, inline="always" if inline else "never"
+    )(fn)
     if namespace.get(template.__name__) is template:  # a self-call stays a self-call
         namespace[template.__name__] = dispatcher
     return dispatcher

@@ -28,6 +28,9 @@ class Kernel:
     ``workspace(state)`` (plain Python) returns the scratch array ``ws`` that the functions share.
     Two-player games also give ``player(state) -> 0 or 1`` (the player to move) and
     ``returns(state) -> float`` (at the end: +1 if player 0 won, -1 if player 1 won, 0 for a draw).
+    ``observe(state, out)`` writes the env's observation of the state into ``out`` (an array of the
+    observation space's shape and dtype): the single env and the compiled vector env
+    (:mod:`mc_envs.vector`) both observe through it.
     A game may give ``code(state, action, ws) -> int >= 0``, the move's code for NRPA's policy,
     computed before the action is played; without it the code is the action. It may also give
     ``legal_codes(state, ws, out, codes) -> n``, ``legal`` that also writes every action's code
@@ -63,6 +66,7 @@ class Kernel:
     policies: dict[str, int]
     player: Any = None
     returns: Any = None
+    observe: Any = None
     code: Any = None
     legal_codes: Any = None
     select: Any = None

@@ -145,4 +145,9 @@ def register_all() -> None:
     """Registers every id of :data:`ENVS` (idempotent)."""
     for env_id, (entry_point, kwargs) in ENVS.items():
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs))
+            gym.register(
+                id=env_id,
+                entry_point=entry_point,
+                vector_entry_point="mc_envs.vector.entry:" + entry_point.partition(":")[2],
+                kwargs=dict(kwargs),
+            )

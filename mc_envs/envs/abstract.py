@@ -33,6 +33,9 @@ class _TreeEnv(PlanningEnv):
     def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
         return rules.new_state(self._kind, self.depth)
 
+    def _start_state(self) -> np.ndarray:
+        return rules.new_state(self._kind, self.depth)
+
     def _check_state(self, data: np.ndarray) -> None:
         rules.check_state(data, self._config, self._kind)
 

@@ -102,6 +102,9 @@ class MorpionSolitaireEnv(PlanningEnv):
     def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
         return rules.initial_state(self.variant, self.size)
 
+    def _start_state(self) -> np.ndarray:
+        return rules.initial_state(self.variant, self.size)
+
     def _check_state(self, data: np.ndarray) -> None:
         check_state(data, self._config)
 

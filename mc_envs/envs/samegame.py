@@ -32,6 +32,7 @@ def _kernel(rows: int, cols: int) -> Kernel:
         select=sgs.select_rule,
         selections=sgs.selections(9),
         bias=sgs.size_bias,
+        observe=sg.observe,
     )
 
 
@@ -162,6 +163,11 @@ class SameGameEnv(PlanningEnv):
         else:
             board = self.np_random.integers(1, self.colors + 1, size=(self.rows, self.cols))
         return sg.new_state(board, self.colors, self.penalty)
+
+    def _start_state(self) -> np.ndarray | None:
+        if self._fixed is None:
+            return None
+        return sg.new_state(self._fixed, self.colors, self.penalty)
 
     def _check_state(self, data: np.ndarray) -> None:
         check_state(data, self._config)

@@ -142,6 +142,9 @@ class SudokuEnv(PlanningEnv):
             grid = generate(self.size, self.empty_fraction, self.np_random)
         return rules.new_state(grid, self.branching)
 
+    def _start_state(self) -> np.ndarray | None:
+        return None if self.puzzle is None else rules.new_state(self.puzzle, self.branching)
+
     def _check_state(self, data: np.ndarray) -> None:
         check_state(data, self._config)
 

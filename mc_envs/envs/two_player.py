@@ -62,6 +62,9 @@ class TwoPlayerEnv(PlanningEnv):
     def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
         return self.rules.new_state()
 
+    def _start_state(self) -> np.ndarray:
+        return self.rules.new_state()
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Starts a new game; with an opponent playing first, its first move is already made."""
         super().reset(seed=seed, options=options)

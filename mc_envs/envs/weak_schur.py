@@ -81,6 +81,9 @@ class WeakSchurEnv(PlanningEnv):
     def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
         return rules.new_state(self.k)
 
+    def _start_state(self) -> np.ndarray:
+        return rules.new_state(self.k)
+
     def _observation(self) -> np.ndarray:
         return self._state[rules.HEADER :].astype(np.int8)
 

@@ -128,6 +128,13 @@ def playout(
     return count
 
 
+@njit(cache=True, nogil=True)
+def observe(state: np.ndarray, out: np.ndarray) -> None:
+    """Writes the observation ``(moves played, count)`` into ``out``."""
+    out[0] = state[MOVES]
+    out[1] = state[COUNT]
+
+
 def workspace(state: np.ndarray) -> np.ndarray:
     """The (unused) scratch array."""
     return np.zeros(2, dtype=np.int64)
@@ -145,6 +152,7 @@ def make_kernel(depth: int) -> Kernel:
         max_moves=int(depth),
         max_actions=2,
         policies=dict(POLICIES),
+        observe=observe,
     )
 
 

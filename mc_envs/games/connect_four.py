@@ -129,6 +129,19 @@ def heuristic_prior(state: np.ndarray, actions: np.ndarray, n: int, out: np.ndar
         out[i] /= total
 
 
+@njit(cache=True, nogil=True)
+def observe(state: np.ndarray, out: np.ndarray) -> None:
+    """Writes the observation into ``out`` (2, 6, 7): row 0 at the top; plane 0 the mover's
+    stones, plane 1 the opponent's."""
+    p = state[PLAYER]
+    mine, theirs = state[STONES0 + p], state[STONES1 - p]
+    for r in range(ROWS):
+        for c in range(COLS):
+            bit = c * 7 + (ROWS - 1 - r)
+            out[0, r, c] = (mine >> bit) & 1
+            out[1, r, c] = (theirs >> bit) & 1
+
+
 def workspace(state: np.ndarray) -> np.ndarray:
     """Scratch space: the legal-move list of a playout."""
     return np.zeros(COLS, dtype=np.int64)
@@ -146,6 +159,7 @@ KERNEL = Kernel(
     policies=dict(POLICIES),
     player=player,
     returns=returns,
+    observe=observe,
     priors={"c4heuristic": heuristic_prior},
 )
 
@@ -234,11 +248,9 @@ def parse_board(text: str) -> np.ndarray:
 
 
 def planes(state: np.ndarray) -> np.ndarray:
-    """The observation: (2, 6, 7) int8, row 0 at the top; plane 0 the mover's stones, 1 the opponent's."""
-    p = int(state[PLAYER])
+    """The observation: (2, 6, 7) int8 (see :func:`observe`)."""
     out = np.empty((2, ROWS, COLS), dtype=np.int8)
-    out[0] = (state[STONES0 + p] >> BITS) & 1
-    out[1] = (state[STONES1 - p] >> BITS) & 1
+    observe(state, out)
     return out
 
 

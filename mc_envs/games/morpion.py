@@ -71,6 +71,7 @@ from mc_envs.games.morpion_layout import (
     SEG_SHIFT,
     legal,
     mark_cell,
+    observe,
     window,
     words,
 )
@@ -489,4 +490,5 @@ def kernel(variant: str, size: int = DEFAULT_SIZE) -> Kernel:
         max_moves=max_moves(variant, size),
         max_actions=20 * size * size,
         policies={"random": 0},
+        observe=observe,
     )

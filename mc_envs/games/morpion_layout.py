@@ -22,6 +22,19 @@ MOVE_BITS = 0xFFFFF << MOVE_SHIFT
 
 
 @njit(cache=True, nogil=True)
+def observe(state, out):
+    """Writes the observation planes into ``out`` (5, size, size): plane 0 the dots, plane 1 + d
+    at ``[y, x]`` the drawn unit segment leaving (x, y) in direction d."""
+    g = state[H_SIZE]
+    for y in range(g):
+        for x in range(g):
+            cell = state[HEADER + y * g + x]
+            out[0, y, x] = cell & DOT
+            for d in range(4):
+                out[1 + d, y, x] = (cell >> (SEG_SHIFT + d)) & 1
+
+
+@njit(cache=True, nogil=True)
 def words(size):
     """The row-mask words per grid row."""
     return (size + MASK_BITS - 1) // MASK_BITS

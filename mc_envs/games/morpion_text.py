@@ -23,6 +23,7 @@ from mc_envs.games.morpion import (
     cross_origin,
     decode,
     empty_state,
+    observe,
     rescan,
     size_of,
     variant_of,
@@ -168,13 +169,10 @@ def from_text(
 
 
 def planes(state: np.ndarray) -> np.ndarray:
-    """Observation planes ``(5, size, size)`` uint8: dots, then drawn segments of H, V, DN, DP
-    (plane 1 + d at ``[y, x]`` is the segment leaving (x, y) in direction d)."""
-    c = cells(state)
-    out = np.empty((5,) + c.shape, dtype=np.uint8)
-    out[0] = c & DOT
-    for d in range(4):
-        out[1 + d] = (c >> (SEG_SHIFT + d)) & 1
+    """Observation planes ``(5, size, size)`` uint8 (:func:`mc_envs.games.morpion_layout.observe`)."""
+    g = size_of(state)
+    out = np.empty((5, g, g), dtype=np.uint8)
+    observe(state, out)
     return out
 
 

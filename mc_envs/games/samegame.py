@@ -409,6 +409,15 @@ def playout(s, policy, rng, ws, seq, start):
 
 
 @njit(cache=True, nogil=True)
+def observe(s, out):
+    """Writes the board (R x C, row 0 at the top, 0 = empty) into ``out``."""
+    width = s[COLS] + 2
+    for r in range(s[ROWS]):
+        for c in range(s[COLS]):
+            out[r, c] = s[HEADER + (r + 1) * width + c + 1]
+
+
+@njit(cache=True, nogil=True)
 def score(s):
     """The cumulative score."""
     return float(s[SCORE])

@@ -226,6 +226,15 @@ def playout(
         count += 1
 
 
+@njit(cache=True, nogil=True)
+def observe(state: np.ndarray, out: np.ndarray) -> None:
+    """Writes the grid (``size`` x ``size``, 0 for empty) into ``out``."""
+    n = state[SIZE]
+    for r in range(n):
+        for c in range(n):
+            out[r, c] = state[HEADER + r * n + c]
+
+
 def workspace(state: np.ndarray) -> np.ndarray:
     """The scratch array of the kernels: room for every action of the grid."""
     n = int(state[SIZE])
@@ -249,6 +258,7 @@ def make_kernel(size: int) -> Kernel:
         max_moves=size * size,
         max_actions=size * size * size,
         policies=dict(POLICIES),
+        observe=observe,
     )
 
 

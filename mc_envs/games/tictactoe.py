@@ -110,6 +110,18 @@ def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
 playout = uniform_playout("tictactoe", legal, play)
 
 
+@njit(cache=True, nogil=True)
+def observe(state: np.ndarray, out: np.ndarray) -> None:
+    """Writes the observation into ``out`` (2, 3, 3): plane 0 the mover's stones, plane 1 the
+    opponent's."""
+    p = state[PLAYER]
+    mine, theirs = state[STONES0 + p], state[STONES1 - p]
+    for cell in range(CELLS):
+        r, c = cell // COLS, cell % COLS
+        out[0, r, c] = (mine >> cell) & 1
+        out[1, r, c] = (theirs >> cell) & 1
+
+
 def workspace(state: np.ndarray) -> np.ndarray:
     """Scratch space: the legal-move list of a playout."""
     return np.zeros(CELLS, dtype=np.int64)
@@ -127,6 +139,7 @@ KERNEL = Kernel(
     policies=dict(POLICIES),
     player=player,
     returns=returns,
+    observe=observe,
 )
 
 
@@ -180,12 +193,10 @@ def parse_board(text: str) -> np.ndarray:
 
 
 def planes(state: np.ndarray) -> np.ndarray:
-    """The observation: (2, 3, 3) int8, plane 0 the mover's stones, plane 1 the opponent's."""
-    p = int(state[PLAYER])
-    cells = np.arange(CELLS)
-    mine = (state[STONES0 + p] >> cells) & 1
-    theirs = (state[STONES1 - p] >> cells) & 1
-    return np.stack([mine, theirs]).reshape(2, ROWS, COLS).astype(np.int8)
+    """The observation: (2, 3, 3) int8 (see :func:`observe`)."""
+    out = np.empty((2, ROWS, COLS), dtype=np.int8)
+    observe(state, out)
+    return out
 
 
 def action_to_string(state: np.ndarray, action: int) -> str:

@@ -123,6 +123,13 @@ def code(state: np.ndarray, action: int, ws: np.ndarray) -> int:
 playout = uniform_playout("weak_schur", legal, play)
 
 
+@njit(cache=True, nogil=True)
+def observe(state: np.ndarray, out: np.ndarray) -> None:
+    """Writes the part of each integer 1..BOUND (-1 while unplaced) into ``out``."""
+    for i in range(state[BOUND]):
+        out[i] = state[HEADER + i]
+
+
 def workspace(state: np.ndarray) -> np.ndarray:
     """The scratch array: room for the legal parts."""
     return np.zeros(MAX_K, dtype=np.int64)
@@ -142,6 +149,7 @@ def make_kernel(k: int) -> Kernel:
         max_actions=int(k),
         policies=dict(POLICIES),
         code=code,
+        observe=observe,
     )
 
 

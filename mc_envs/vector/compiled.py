@@ -1,0 +1,185 @@
+"""The compiled batch step: one numba call advances every sub-env of a vector env.
+
+The step is written once, for one sub-env (:func:`_step_one`, :func:`_reset_one`), over a game's
+kernel functions bound as globals by :func:`mc_envs._numba.instantiate`, and lifted over the batch
+by a compiled loop (``prange`` in the parallel instance, which numba runs on every core). Buffers,
+with N sub-envs, L the state length, A the actions, W the workspace length::
+
+    states     [N, L]      the sub-envs' flat state arrays (the game's dtype)
+    ws         [N, W]      each sub-env's kernel workspace
+    legal      [N, A]      int64, the legal actions of each state, n_legal[N] of them
+    masks      [N, A]      bool, True exactly at the legal actions
+    obs        [N, ...]    the observations (the observation space's shape and dtype)
+    rewards    [N]         float64
+    terminated [N]         bool
+    illegal    [N]         bool, the step's action was illegal (``illegal_action="terminate"``)
+    players    [N]         int64, the player to move
+    scores     [N]         float64, the cumulative score (puzzles)
+    autoreset  [N]         bool: reset at the next step (Gymnasium's NEXT_STEP autoreset)
+    opp_rng    [N, 1]      uint64, the random opponent's generator (:mod:`mc_envs.rng`)
+    seeds      [N, K]      int64, the opponent seeds the next resets take, seed_next[N] the next one
+
+``Config`` scalars: ``template`` (L,) is the state every reset starts from when ``use_template``
+(otherwise the caller has written the new states before the call), ``illegal_reward`` is the
+reward of an illegal action, ``opponent`` is :data:`NO_OPPONENT` or :data:`RANDOM_OPPONENT`,
+``agent_player`` the agent's side against it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import prange
+
+from mc_envs._numba import instantiate, njit
+from mc_envs.kernel import Kernel
+from mc_envs.rng import rng_below, rng_next
+
+NO_OPPONENT, RANDOM_OPPONENT = 0, 1
+
+
+@njit(cache=True, nogil=True)
+def _first_player(state: np.ndarray) -> int:
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _no_returns(state: np.ndarray) -> float:
+    return 0.0
+
+
+# The k_* names and TWO_PLAYER are bound per game by instantiate; these keep the module importable.
+k_legal = k_play = k_score = k_observe = k_player = k_returns = None
+TWO_PLAYER = False
+
+
+def _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores):  # pragma: no cover
+    s = states[i]
+    n = k_legal(s, ws[i], legal[i])
+    n_legal[i] = n
+    mask = masks[i]
+    mask[:] = False
+    for j in range(n):
+        mask[legal[i, j]] = True
+    k_observe(s, obs[i])
+    players[i] = k_player(s)
+    scores[i] = k_score(s)
+    return n
+
+
+def _opponent_move(i, states, ws, legal, opp_rng):  # pragma: no cover
+    s = states[i]
+    n = k_legal(s, ws[i], legal[i])
+    if n > 0:
+        k_play(s, legal[i, rng_below(opp_rng[i], n)], ws[i])
+
+
+def _reset_one(i, b, c):  # pragma: no cover
+    states, ws, legal, n_legal, masks, obs, players, scores = b[:8]
+    rewards, terminated, illegal, autoreset, opp_rng, seeds, seed_next = b[8:]
+    template, use_template, illegal_reward, opponent, agent_player = c
+    if use_template:
+        states[i, :] = template
+    if opponent == RANDOM_OPPONENT:
+        opp_rng[i, 0] = np.uint64(seeds[i, seed_next[i]])
+        seed_next[i] += 1
+        opp_rng[i, 0] = rng_next(opp_rng[i])  # mc_envs.rng.rng_state of that seed
+        if agent_player == 1:
+            _opponent_move(i, states, ws, legal, opp_rng)
+    _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores)
+    rewards[i] = 0.0
+    terminated[i] = False
+    illegal[i] = False
+    autoreset[i] = False
+
+
+def _step_one(i, action, b, c):  # pragma: no cover
+    states, ws, legal, n_legal, masks, obs, players, scores = b[:8]
+    rewards, terminated, illegal, autoreset, opp_rng, seeds, seed_next = b[8:]
+    template, use_template, illegal_reward, opponent, agent_player = c
+    if not masks[i, action]:  # the state, its observation and mask stay as they are
+        rewards[i] = illegal_reward if n_legal[i] > 0 else 0.0
+        terminated[i] = True
+        illegal[i] = True
+        autoreset[i] = True
+        return
+    s = states[i]
+    mover = players[i]
+    before = scores[i]
+    k_play(s, action, ws[i])
+    if opponent == RANDOM_OPPONENT:
+        _opponent_move(i, states, ws, legal, opp_rng)
+    over = _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores) == 0
+    if TWO_PLAYER:
+        result = k_returns(s) if over else 0.0
+        rewards[i] = result if mover == 0 else -result
+    else:
+        rewards[i] = scores[i] - before
+    terminated[i] = over
+    illegal[i] = False
+    autoreset[i] = over
+
+
+def _step_batch(actions, b, c):  # pragma: no cover
+    autoreset = b[11]
+    for i in prange(actions.shape[0]):
+        if autoreset[i]:
+            _reset_one(i, b, c)
+        else:
+            _step_one(i, actions[i], b, c)
+
+
+def _reset_batch(where, b, c):  # pragma: no cover
+    for i in prange(where.shape[0]):
+        if where[i]:
+            _reset_one(i, b, c)
+
+
+def _refresh_batch(b):  # pragma: no cover
+    states, ws, legal, n_legal, masks, obs, players, scores = b[:8]
+    for i in prange(states.shape[0]):
+        _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores)
+
+
+_compiled: dict[tuple[str, bool], dict[str, Any]] = {}
+
+
+def batch_functions(kernel: Kernel, *, parallel: bool) -> dict[str, Any]:
+    """The compiled ``step``, ``reset`` and ``refresh`` over a batch, for one game's kernel.
+
+    ``step(actions, buffers, config)`` steps (or, where ``autoreset``, resets) every sub-env;
+    ``reset(where, buffers, config)`` resets the sub-envs where ``where`` is True;
+    ``refresh(buffers)`` recomputes every legal list, mask, observation, player and score from the
+    states (after a restore). ``buffers`` and ``config`` are the tuples of the module docstring.
+
+    Raises:
+        ValueError: the kernel has no ``observe`` function (a game that cannot run compiled).
+    """
+    key = (kernel.name, parallel)
+    if key not in _compiled:
+        if kernel.observe is None:
+            raise ValueError(f"kernel {kernel.name!r} has no observe function to batch")
+        two_player = kernel.player is not None
+        bind = {
+            "k_legal": kernel.legal,
+            "k_play": kernel.play,
+            "k_score": kernel.score,
+            "k_observe": kernel.observe,
+            "k_player": kernel.player if two_player else _first_player,
+            "k_returns": kernel.returns if two_player else _no_returns,
+            "TWO_PLAYER": two_player,
+        }
+        name = kernel.name + ("_parallel" if parallel else "")
+        refresh = instantiate(_refresh, name, inline=True, **bind)
+        opponent_move = instantiate(_opponent_move, name, inline=True, **bind)
+        one = {"_refresh": refresh, "_opponent_move": opponent_move}
+        reset_one = instantiate(_reset_one, name, inline=True, **bind, **one)
+        step_one = instantiate(_step_one, name, inline=True, **bind, **one)
+        lift = {"_reset_one": reset_one, "_step_one": step_one, "_refresh": refresh}
+        _compiled[key] = {
+            "step": instantiate(_step_batch, name, parallel=parallel, **lift),
+            "reset": instantiate(_reset_batch, name, parallel=parallel, **lift),
+            "refresh": instantiate(_refresh_batch, name, parallel=parallel, **lift),
+        }
+    return _compiled[key]

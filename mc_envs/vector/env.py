@@ -1,0 +1,401 @@
+"""The compiled vector env of every built-in id: N sub-envs stepped by one numba call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
+from mc_envs.vector.compiled import NO_OPPONENT, RANDOM_OPPONENT, batch_functions
+from mc_envs.vector.state import VectorState, rows_of
+
+PARALLEL_MIN = 256  # sub-envs from which a step is spread over every core (threads=None)
+SEED_BLOCK = 32  # opponent seeds drawn ahead per sub-env, one numpy call per block
+
+
+class PlanningVectorEnv(VectorEnv):
+    """N sub-envs of one built-in id, stepped together by one compiled call.
+
+    Made by ``gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point", **kwargs)``
+    for every id of the suite, with the single env's kwargs. For the same reset seed and actions it
+    gives exactly the episodes of ``vectorization_mode="sync"``: the same observations, rewards,
+    terminations, truncations and infos (``action_mask``, ``current_player``, ``score`` in puzzles,
+    and ``illegal_action``, ``action``, ``reason`` where an illegal action ended an episode, each
+    with its ``_key`` mask), with NEXT_STEP autoreset: the step after an episode ends resets that
+    sub-env, ignoring its action, and returns reward 0.
+
+    What runs compiled: the rules, the illegal-action policy, rewards, observations, masks, the
+    reset of games that start from a fixed position, and ``opponent="random"``. Random starts
+    (SameGame boards, generated Sudoku puzzles) are drawn in Python from each sub-env's own
+    ``np_random`` (seeded ``seed + i`` as SyncVectorEnv does), only for the sub-envs that reset.
+    Opponents that are searches, agents or callables are refused (use
+    ``vectorization_mode="sync"`` for them): they cannot run inside the compiled step.
+
+    Planning in batch: :meth:`clone_state` snapshots all N sub-envs (:class:`VectorState`),
+    :meth:`restore_state` restores them (or N single-env ``State`` objects), and
+    :meth:`action_masks` gives the ``[N, A]`` masks.
+
+    Args:
+        env_class: the single env's class.
+        num_envs: N.
+        copy: return copies of the observation and mask buffers (the default, as SyncVectorEnv);
+            ``False`` returns the buffers themselves, overwritten by the next step.
+        threads: ``None`` spreads steps of at least :data:`PARALLEL_MIN` sub-envs over every core,
+            ``1`` steps on the calling thread, ``k`` on ``k`` threads.
+        **kwargs: the single env's keyword arguments.
+
+    Raises:
+        ValueError: a kwarg that cannot run compiled (naming it), or any error of the single env's
+            constructor for its kwargs.
+    """
+
+    def __init__(
+        self,
+        env_class: type[PlanningEnv],
+        num_envs: int = 1,
+        *,
+        copy: bool = True,
+        threads: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if threads is not None and (not isinstance(threads, int) or threads < 1):
+            raise ValueError(f"threads must be None or a positive integer, got {threads!r}")
+        self.proto = proto = env_class(**kwargs)  # checks the kwargs; draws starts and reasons
+        self.num_envs = n = int(num_envs)
+        self.copy = copy
+        self.env_kwargs = dict(kwargs)
+        self.render_mode = proto.render_mode
+        self.metadata = {**proto.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
+        self.single_observation_space = proto.observation_space
+        self.observation_space = batch_space(proto.observation_space, n)
+        self.single_action_space = _unbound(proto.action_space)
+        self.action_space = batch_space(self.single_action_space, n)
+        self._opponent = _opponent_kind(proto)
+        self._agent_player = int(getattr(proto, "agent_player", 0))
+        kernel = proto.kernel
+        self._threads = threads
+        parallel = threads != 1 and (threads is not None or n >= PARALLEL_MIN)
+        self._parallel = parallel and numba.config.NUMBA_NUM_THREADS > 1
+        self._fn = batch_functions(kernel, parallel=self._parallel)
+        self._two_player = kernel.player is not None
+        start = proto._start_state()
+        self._use_template = start is not None
+        state = proto._state
+        a = int(proto.action_space.n)
+        obs_space = proto.observation_space
+        self._template = np.array(start if start is not None else state, copy=True)
+        self._buffers = (
+            np.repeat(state[None, :], n, axis=0),  # states
+            np.repeat(kernel.workspace(state)[None, :], n, axis=0),  # ws
+            np.zeros((n, max(a, kernel.max_actions)), np.int64),  # legal
+            np.zeros(n, np.int64),  # n_legal
+            np.zeros((n, a), np.bool_),  # masks
+            np.zeros((n, *obs_space.shape), obs_space.dtype),  # obs
+            np.zeros(n, np.int64),  # players
+            np.zeros(n, np.float64),  # scores
+            np.zeros(n, np.float64),  # rewards
+            np.zeros(n, np.bool_),  # terminated
+            np.zeros(n, np.bool_),  # illegal
+            np.zeros(n, np.bool_),  # autoreset
+            np.zeros((n, 1), np.uint64),  # opp_rng
+            np.zeros((n, SEED_BLOCK), np.int64),  # seeds
+            np.full(n, SEED_BLOCK, np.int64),  # seed_next
+        )
+        self._all = np.ones(n, np.bool_)
+        self._all.flags.writeable = False
+        self._truncated = np.zeros(n, np.bool_)
+        self._seeds: list[int | None] = [None] * n
+        self._rngs: list[np.random.Generator | None] = [None] * n
+        self._reset_called = False
+        self.closed = False
+
+    # -- policy and configuration -----------------------------------------------------------------
+
+    @property
+    def illegal_action(self) -> str:
+        """What ``step`` does with an illegal action, as the single env: ``"terminate"`` or
+        ``"raise"`` (:class:`mc_envs.PlanningEnv`)."""
+        return self.proto.illegal_action
+
+    @illegal_action.setter
+    def illegal_action(self, policy: str) -> None:
+        if policy not in ILLEGAL_ACTION_POLICIES:
+            raise ValueError(
+                f"illegal_action must be one of {list(ILLEGAL_ACTION_POLICIES)}, got {policy!r}"
+            )
+        self.proto.illegal_action = policy
+
+    def _config(self, template: bool) -> tuple:
+        reward = float(self.proto.illegal_reward)
+        return (self._template, template, reward, self._opponent, self._agent_player)
+
+    def _call(self, name: str, *args: Any, template: bool) -> None:
+        if self._threads is not None and self._parallel:
+            numba.set_num_threads(min(self._threads, numba.config.NUMBA_NUM_THREADS))
+        self._fn[name](*args, self._buffers, self._config(template))
+
+    # -- random starts ------------------------------------------------------------------------------
+
+    def _rng(self, i: int) -> np.random.Generator:
+        if self._rngs[i] is None:
+            self._rngs[i], self._seeds[i] = seeding.np_random(self._seeds[i])
+        return self._rngs[i]
+
+    def _draw_starts(self, where: np.ndarray, options: dict | None) -> None:
+        """Writes a new start into each sub-env of ``where`` from its own ``np_random``."""
+        states, proto = self._buffers[0], self.proto
+        keep = proto._np_random if hasattr(proto, "_np_random") else None
+        try:
+            for i in np.flatnonzero(where):
+                proto._np_random = self._rng(int(i))
+                states[i] = proto._new_state(None, options)
+        finally:
+            proto._np_random = keep
+
+    def _draw_seeds(self, where: np.ndarray) -> None:
+        """Refills the opponent seeds of the sub-envs of ``where`` (the draws of their resets)."""
+        seeds, seed_next = self._buffers[13], self._buffers[14]
+        for i in np.flatnonzero(where):
+            seeds[i] = self._rng(int(i)).integers(2**31, size=SEED_BLOCK)
+            seed_next[i] = 0
+
+    # -- the Gymnasium API ----------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
+        """Resets the sub-envs (all, or ``options["reset_mask"]``'s) as SyncVectorEnv does.
+
+        ``seed``: ``None`` keeps each sub-env's generator, an int seeds sub-env ``i`` with
+        ``seed + i``, a list gives one seed (or None) per sub-env.
+        """
+        n = self.num_envs
+        seeds = [None] * n if seed is None else seed
+        if isinstance(seed, int | np.integer) and not isinstance(seed, bool):
+            seeds = [int(seed) + i for i in range(n)]
+        if len(seeds) != n:
+            raise ValueError(f"reset: {len(seeds)} seeds for num_envs={n}")
+        options = dict(options) if options else None
+        where = self._all
+        if options is not None and "reset_mask" in options:
+            where = _reset_mask(options.pop("reset_mask"), n)
+            options = options or None
+        for i in np.flatnonzero(where):
+            if seeds[i] is not None:
+                self._rngs[i], self._seeds[i] = seeding.np_random(int(seeds[i]))
+        template = self._use_template and options is None
+        if not template:
+            self._draw_starts(where, options)
+        if self._opponent == RANDOM_OPPONENT:
+            self._draw_seeds(where)
+        self._call("reset", np.array(where), template=template)
+        self._reset_called = True
+        return self._obs(), self._info(None)
+
+    def step(self, actions: Any):
+        """Steps every sub-env (resetting those whose episode ended at the previous step).
+
+        Raises:
+            IllegalActionError: (a ValueError) ``actions`` is not N integers of the action space,
+                naming the sub-env and the value; or, with ``illegal_action="raise"``, an action is
+                illegal, naming the sub-env and why. Nothing is stepped then.
+        """
+        if not self._reset_called:
+            raise RuntimeError("step() before reset(): call reset() first")
+        b = self._buffers
+        autoreset = b[11]
+        acts = self._checked(actions, autoreset)
+        if self.proto.illegal_action == "raise":
+            self._raise_illegal(acts, autoreset)
+        if not self._use_template and autoreset.any():
+            self._draw_starts(autoreset, None)
+        self._call("step", acts, template=self._use_template)
+        if self._opponent == RANDOM_OPPONENT:
+            spent = b[14] >= SEED_BLOCK
+            if spent.any():
+                self._draw_seeds(spent)
+        illegal = b[10]
+        info = self._info(acts if illegal.any() else None)
+        return self._obs(), b[8].copy(), b[9].copy(), self._truncated.copy(), info
+
+    def _checked(self, actions: Any, autoreset: np.ndarray) -> np.ndarray:
+        n, size = self.num_envs, int(self.single_action_space.n)
+        acts = np.asarray(actions)
+        if acts.shape != (n,):
+            raise IllegalActionError(
+                actions,
+                f"expected an array of {n} actions (one per sub-env), got shape {acts.shape}",
+            )
+        if acts.dtype.kind == "f":
+            whole = np.isfinite(acts) & (acts == np.round(acts))
+            if not whole.all():
+                i = int(np.flatnonzero(~whole)[0])
+                raise IllegalActionError(acts[i], f"sub-env {i}: not an integer action")
+        elif acts.dtype.kind not in "iu":
+            raise IllegalActionError(
+                actions, f"actions must be integers, got an array of dtype {acts.dtype}"
+            )
+        out = (acts < 0) | (acts >= size)
+        if out.any():
+            out &= ~autoreset  # resetting sub-envs ignore their action, as in SyncVectorEnv
+            if out.any():
+                i = int(np.flatnonzero(out)[0])
+                raise IllegalActionError(
+                    acts[i], f"sub-env {i}: outside the action space 0..{size - 1}"
+                )
+        return np.ascontiguousarray(np.clip(acts, 0, size - 1), dtype=np.int64)
+
+    def _raise_illegal(self, acts: np.ndarray, autoreset: np.ndarray) -> None:
+        masks = self._buffers[4]
+        bad = ~masks[np.arange(self.num_envs), acts] & ~autoreset
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            a = int(acts[i])
+            env = self._sub_env(i)
+            reason = env._illegal_reason(a) or "not a legal move in this state"
+            raise IllegalActionError(a, f"{reason} (sub-env {i})", env.action_to_string(a))
+
+    def _sub_env(self, i: int) -> PlanningEnv:
+        """The prototype env holding sub-env ``i``'s state (for reasons, names and drawing)."""
+        self.proto._set_state(self._buffers[0][i].copy())
+        return self.proto
+
+    def _obs(self) -> np.ndarray:
+        obs = self._buffers[5]
+        return obs.copy() if self.copy else obs
+
+    def _info(self, acts: np.ndarray | None) -> dict[str, Any]:
+        b, every = self._buffers, self._all
+        masks = b[4].copy() if self.copy else b[4]
+        info: dict[str, Any] = {"action_mask": masks, "_action_mask": every}
+        info["current_player"], info["_current_player"] = b[6].copy(), every
+        if not self._two_player:
+            info["score"], info["_score"] = b[7].copy(), every
+        if acts is not None:
+            illegal = b[10].copy()
+            action = np.zeros(self.num_envs, np.int64)
+            reason = np.full(self.num_envs, None, dtype=object)
+            for i in np.flatnonzero(illegal):
+                action[i] = acts[i]
+                reason[i] = self._sub_env(int(i))._illegal_reason(int(acts[i]))
+            info.update(illegal_action=illegal, _illegal_action=illegal.copy())
+            info.update(
+                action=action, _action=illegal.copy(), reason=reason, _reason=illegal.copy()
+            )
+        return info
+
+    # -- planning in batch ------------------------------------------------------------------------
+
+    def action_masks(self) -> np.ndarray:
+        """``[N, A]`` bool: True exactly at each sub-env's legal actions (a copy)."""
+        return self._buffers[4].copy()
+
+    def observation(self) -> np.ndarray:
+        """The observations of the current states, ``[N, ...]`` (a copy)."""
+        return self._buffers[5].copy()
+
+    @property
+    def autoreset(self) -> np.ndarray:
+        """``[N]`` bool: the sub-envs whose next step resets them (a copy)."""
+        return self._buffers[11].copy()
+
+    def clone_state(self) -> VectorState:
+        """A snapshot of all N sub-envs (:class:`VectorState`): array copies, no check."""
+        b = self._buffers
+        snap = VectorState(self.proto.game, self.proto._config, b[0], b[11], b[12])
+        derived = tuple(b[i].copy() for i in (2, 3, 4, 5, 6, 7))
+        object.__setattr__(snap, "_derived", derived)  # from checked states; dropped by pickling
+        return snap
+
+    def restore_state(self, states: VectorState | Any) -> None:
+        """Continues every sub-env from ``states``: a :class:`VectorState` of this id and config,
+        or N single-env :class:`mc_envs.State` objects (which leave the autoreset flags clear).
+
+        A snapshot that did not come from :meth:`clone_state` in this process (unpickled, built by
+        hand) is checked first, each row by the game's ``check_state``; nothing changes if one
+        fails.
+
+        Raises:
+            TypeError, ValueError: another game, config, size or count, or an invalid state
+                (naming the sub-env and the field).
+        """
+        b, proto, n = self._buffers, self.proto, self.num_envs
+        if isinstance(states, VectorState):
+            if states.game != proto.game or states.config != proto._config:
+                raise ValueError(
+                    f"cannot restore a {states.game} vector state with config {states.config} "
+                    f"into a {proto.game} vector env with config {proto._config}"
+                )
+            if states.data.shape != b[0].shape or states.data.dtype != b[0].dtype:
+                raise ValueError(
+                    f"cannot restore states of {states.data.dtype}{list(states.data.shape)} into "
+                    f"{n} sub-envs of {b[0].dtype}[{b[0].shape[1]}]"
+                )
+            rows, autoreset, rng = states.data, states.autoreset, states.opponent_rng
+            if autoreset.shape != (n,) or rng.shape != (n, 1) or rng.dtype != np.uint64:
+                raise ValueError("restore_state: autoreset or opponent_rng of the wrong shape")
+            derived = getattr(states, "_derived", None)
+        else:
+            rows = rows_of(states, proto.game, proto._config, n, b[0].dtype, b[0].shape[1])
+            autoreset, rng, derived = np.zeros(n, np.bool_), b[12].copy(), None
+        if derived is None:
+            for i in range(n):
+                try:
+                    proto._check_state(np.array(rows[i]))
+                except ValueError as e:
+                    raise ValueError(f"sub-env {i}: {e}") from None
+        b[0][:] = rows
+        b[11][:] = autoreset
+        b[12][:] = rng
+        if derived is None:
+            self._call_refresh()
+        else:
+            for i, array in zip((2, 3, 4, 5, 6, 7), derived, strict=True):
+                b[i][:] = array
+        self._reset_called = True
+
+    def _call_refresh(self) -> None:
+        self._fn["refresh"](self._buffers)
+
+    def render(self) -> tuple[Any, ...] | None:
+        """Each sub-env's frame (``render_mode`` as the single env), drawn from its state."""
+        if self.render_mode is None:
+            return None
+        return tuple(self._sub_env(i).render() for i in range(self.num_envs))
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Closes the prototype env (its window, if one was opened)."""
+        self.proto.close()
+
+
+def _unbound(space: Any) -> Any:
+    import copy
+
+    return copy.deepcopy(space)  # a LegalDiscrete forgets its env: samples like a Discrete
+
+
+def _opponent_kind(proto: PlanningEnv) -> int:
+    spec = getattr(proto, "opponent_spec", None)
+    if spec is None:
+        return NO_OPPONENT
+    if isinstance(spec, str) and spec.lower() == "random":
+        return RANDOM_OPPONENT
+    raise ValueError(
+        f"opponent={spec!r} cannot run in the compiled vector env (the compiled opponent is "
+        f"'random'); use gym.make_vec(..., vectorization_mode='sync') for it"
+    )
+
+
+def _reset_mask(mask: Any, n: int) -> np.ndarray:
+    if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (n,):
+        raise ValueError(
+            f"options['reset_mask'] must be a bool array of shape ({n},), got {mask!r}"
+        )
+    if not mask.any():
+        raise ValueError("options['reset_mask'] must select at least one sub-env")
+    return mask
