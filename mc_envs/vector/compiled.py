@@ -52,6 +52,7 @@ def _no_returns(state: np.ndarray) -> float:
 # The k_* names and TWO_PLAYER are bound per game by instantiate; these keep the module importable.
 k_legal = k_play = k_score = k_observe = k_player = k_returns = None
 TWO_PLAYER = False
+CHUNKS = 1
 
 
 def _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores):  # pragma: no cover
@@ -121,25 +122,51 @@ def _step_one(i, action, b, c):  # pragma: no cover
     autoreset[i] = over
 
 
-def _step_batch(actions, b, c):  # pragma: no cover
+def _step_range(lo, hi, actions, b, c):  # pragma: no cover
     autoreset = b[11]
-    for i in prange(actions.shape[0]):
+    for i in range(lo, hi):
         if autoreset[i]:
             _reset_one(i, b, c)
         else:
             _step_one(i, actions[i], b, c)
 
 
-def _reset_batch(where, b, c):  # pragma: no cover
-    for i in prange(where.shape[0]):
+def _reset_range(lo, hi, where, b, c):  # pragma: no cover
+    for i in range(lo, hi):
         if where[i]:
             _reset_one(i, b, c)
 
 
-def _refresh_batch(b):  # pragma: no cover
+def _refresh_range(lo, hi, b):  # pragma: no cover
     states, ws, legal, n_legal, masks, obs, players, scores = b[:8]
-    for i in prange(states.shape[0]):
+    for i in range(lo, hi):
         _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores)
+
+
+# The batch loops: chunks of sub-envs, one a thread in the parallel instance (prange). Each chunk
+# runs a plain loop over its sub-envs, so that the per-sub-env code is inlined into an ordinary
+# loop and never into numba's parallel loop.
+
+
+def _step_batch(actions, b, c):  # pragma: no cover
+    n = actions.shape[0]
+    k = min(n, CHUNKS)
+    for j in prange(k):
+        _step_range(j * n // k, (j + 1) * n // k, actions, b, c)
+
+
+def _reset_batch(where, b, c):  # pragma: no cover
+    n = where.shape[0]
+    k = min(n, CHUNKS)
+    for j in prange(k):
+        _reset_range(j * n // k, (j + 1) * n // k, where, b, c)
+
+
+def _refresh_batch(b):  # pragma: no cover
+    n = b[0].shape[0]
+    k = min(n, CHUNKS)
+    for j in prange(k):
+        _refresh_range(j * n // k, (j + 1) * n // k, b)
 
 
 _compiled: dict[tuple[str, bool], dict[str, Any]] = {}
@@ -176,10 +203,15 @@ def batch_functions(kernel: Kernel, *, parallel: bool) -> dict[str, Any]:
         one = {"_refresh": refresh, "_opponent_move": opponent_move}
         reset_one = instantiate(_reset_one, name, inline=True, **bind, **one)
         step_one = instantiate(_step_one, name, inline=True, **bind, **one)
-        lift = {"_reset_one": reset_one, "_step_one": step_one, "_refresh": refresh}
+        ranges = {
+            "_step_range": instantiate(_step_range, name, _reset_one=reset_one, _step_one=step_one),
+            "_reset_range": instantiate(_reset_range, name, _reset_one=reset_one),
+            "_refresh_range": instantiate(_refresh_range, name, _refresh=refresh),
+            "CHUNKS": 64 if parallel else 1,
+        }
         _compiled[key] = {
-            "step": instantiate(_step_batch, name, parallel=parallel, **lift),
-            "reset": instantiate(_reset_batch, name, parallel=parallel, **lift),
-            "refresh": instantiate(_refresh_batch, name, parallel=parallel, **lift),
+            "step": instantiate(_step_batch, name, parallel=parallel, **ranges),
+            "reset": instantiate(_reset_batch, name, parallel=parallel, **ranges),
+            "refresh": instantiate(_refresh_batch, name, parallel=parallel, **ranges),
         }
     return _compiled[key]
