@@ -277,6 +277,10 @@ def cmd_warmup(args: argparse.Namespace) -> int:
                 NMCS(level=level).search(env, playouts=1)
             for level in range(1, args.levels + 1):
                 NRPA(level=level).search(env, playouts=1)
+        for threads in (1, 2):  # the vector env's serial and parallel steps
+            vec = gym.make_vec(env_id, num_envs=2, threads=threads)
+            vec.reset(seed=0)
+            vec.step(vec.action_masks().argmax(1))
         print(f"{env_id}: ready in {time.perf_counter() - start:.1f} s")
     return 0
 
