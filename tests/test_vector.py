@@ -304,3 +304,31 @@ def test_make_vec_defaults_to_the_compiled_env_and_copies_outputs() -> None:
     obs, _ = fast.reset(seed=0)
     fast.step(np.array([0, 1]))
     assert obs.tolist() == [[1, 1], [1, 0]]  # the buffer itself: the step wrote into it
+
+
+@pytest.mark.parametrize("env_id", sorted(ENVS))
+def test_corrupted_snapshots_are_refused_or_play_on_without_crashing(env_id: str) -> None:
+    """A fuzz of restore_state: forged rows (random fields set to random values) are refused with
+    a ValueError naming the sub-env, or are valid states that step on (compiled code never sees
+    an unchecked state)."""
+    kwargs = {"size": 12} if "Morpion" in env_id else {}
+    env = gym.make_vec(env_id, num_envs=4, **kwargs)
+    env.reset(seed=0)
+    random_steps(env, np.random.default_rng(0), 3)
+    good = pickle.loads(pickle.dumps(env.clone_state()))
+    rng = np.random.default_rng(1)
+    refused = 0
+    for _ in range(40):
+        data = good.data.copy()
+        row = rng.integers(4)
+        for field in rng.integers(data.shape[1], size=rng.integers(1, 4)):
+            data[row, field] = rng.choice([-1, 0, 1, 2, 7, 99, 2**20, -(2**20)])
+        forged = VectorState(good.game, good.config, data, good.autoreset, good.opponent_rng)
+        try:
+            env.restore_state(forged)
+        except ValueError as error:
+            assert f"sub-env {row}" in str(error)
+            refused += 1
+            continue
+        random_steps(env, rng, 5)
+    assert refused > 0

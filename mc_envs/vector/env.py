@@ -12,7 +12,7 @@ from gymnasium.vector.utils import batch_space
 
 from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
 from mc_envs.vector.compiled import NO_OPPONENT, RANDOM_OPPONENT, batch_functions
-from mc_envs.vector.state import VectorState, rows_of
+from mc_envs.vector.state import VectorState, _frozen, rows_of
 
 PARALLEL_MIN = 256  # sub-envs from which a step is spread over every core (threads=None)
 SEED_BLOCK = 32  # opponent seeds drawn ahead per sub-env, one numpy call per block
@@ -308,7 +308,7 @@ class PlanningVectorEnv(VectorEnv):
         """A snapshot of all N sub-envs (:class:`VectorState`): array copies, no check."""
         b = self._buffers
         snap = VectorState(self.proto.game, self.proto._config, b[0], b[11], b[12])
-        derived = tuple(b[i].copy() for i in (2, 3, 4, 5, 6, 7))
+        derived = tuple(_frozen(b[i]) for i in (2, 3, 4, 5, 6, 7))
         object.__setattr__(snap, "_derived", derived)  # from checked states; dropped by pickling
         return snap
 

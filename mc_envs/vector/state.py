@@ -11,6 +11,7 @@ from mc_envs.core import State
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
+    """A read-only copy."""
     copy = np.array(array, copy=True)
     copy.flags.writeable = False
     return copy
