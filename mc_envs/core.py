@@ -114,6 +114,15 @@ class State:
     def __hash__(self) -> int:
         return hash((self.game, self.config, self.data.tobytes()))
 
+    @classmethod
+    def _trusted(cls, game: str, config: tuple, data: np.ndarray) -> State:
+        """An env's snapshot of its own state (``data``: a fresh copy, made read-only here), marked
+        so that ``restore_state`` skips the check; ``__setstate__`` drops the mark (pickles, copies)."""
+        data.setflags(write=False)
+        state = cls.__new__(cls)
+        state.__dict__.update(game=game, config=config, data=data, _valid=True)
+        return state
+
 
 # A playout policy for the generic search path: called with the env at the start of a playout, it
 # returns the chooser used for every move of that playout: chooser(legal_actions, rng) -> action.
@@ -208,7 +217,11 @@ class PlanningEnv(gym.Env):
         cls.metadata = {**cls.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, illegal_action: str = "terminate") -> None:
+        # Computed when first asked: the legal actions (None after every change of the state), and
+        # the mask and score, each with the legal array it goes with (stale once that is replaced).
         self._legal_cache: np.ndarray | None = None
+        self._mask_cache: tuple[np.ndarray, np.ndarray] | None = None
+        self._score_cache: tuple[np.ndarray, float] | None = None
         self._out: np.ndarray | None = None
         self.illegal_action = illegal_action
 
@@ -268,10 +281,22 @@ class PlanningEnv(gym.Env):
 
     def legal_actions(self) -> np.ndarray:
         """The legal actions, sorted, as int64; empty exactly when the game is over."""
-        if self._legal_cache is None:
+        legal = self._legal_cache
+        if legal is None:
             n = self.kernel.legal(self._state, self._ws, self._out)
-            self._legal_cache = self._out[:n].copy()
-        return self._legal_cache
+            legal = self._legal_cache = self._out[:n].copy()  # the caller may keep it
+        return legal
+
+    def _legal_mask(self) -> np.ndarray:
+        """The mask of :meth:`legal_actions`, cached with it; never handed out (copy it)."""
+        legal = self.legal_actions()
+        cached = self._mask_cache
+        if cached is not None and cached[0] is legal:
+            return cached[1]
+        mask = np.zeros(self.action_space.n, dtype=bool)
+        mask[legal] = True
+        self._mask_cache = (legal, mask)
+        return mask
 
     def action_to_string(self, action: int) -> str:
         """The move in the game's own notation (see the env's docstring); the number by default."""
@@ -313,32 +338,32 @@ class PlanningEnv(gym.Env):
             self.kernel.bias(self._state, moves, n, out, self._ws)
 
     def action_masks(self) -> np.ndarray:
-        """A bool mask over the action space, True exactly at :meth:`legal_actions`."""
-        mask = np.zeros(self.action_space.n, dtype=bool)
-        mask[self.legal_actions()] = True
-        return mask
+        """A bool mask over the action space, True exactly at :meth:`legal_actions` (a new array
+        each call: the caller may keep or change it)."""
+        return self._legal_mask().copy()
 
     def _action_index(self, action: Any) -> int:
         """The action as an int of the action space; raises :class:`IllegalActionError` if not."""
-        try:
+        if isinstance(action, (int, np.integer)):  # exact: nothing to check
             a = int(action)
-        except (TypeError, ValueError):
-            raise IllegalActionError(action, "not an integer action") from None
-        if a != action:
-            raise IllegalActionError(action, "not an integer action")
+        else:
+            try:
+                a = int(action)
+            except (TypeError, ValueError):
+                raise IllegalActionError(action, "not an integer action") from None
+            if a != action:
+                raise IllegalActionError(action, "not an integer action")
         if not 0 <= a < self.action_space.n:
             raise IllegalActionError(a, f"outside the action space 0..{self.action_space.n - 1}")
         return a
 
     def _illegal_reason(self, a: int) -> str | None:
         """Why action ``a`` of the action space is illegal now, or None if it is legal."""
-        legal = self.legal_actions()
-        if len(legal) == 0:
+        if self._legal_mask()[a]:
+            return None
+        if len(self.legal_actions()) == 0:
             return "the game is over"
-        i = np.searchsorted(legal, a)
-        if i == len(legal) or legal[i] != a:
-            return self._why_illegal(a)
-        return None
+        return self._why_illegal(a)
 
     def _check_action(self, action: Any) -> int:
         """The action as an int if it is legal; raises :class:`IllegalActionError` otherwise."""
@@ -369,9 +394,8 @@ class PlanningEnv(gym.Env):
                 and the policy is ``"raise"``; the state is unchanged.
         """
         a = self._action_index(action)
-        reason = self._illegal_reason(a)
-        if reason is not None:
-            return self._refuse(a, reason)
+        if not self._legal_mask()[a]:
+            return self._refuse(a, self._illegal_reason(a))
         before = self.score
         self.kernel.play(self._state, a, self._ws)
         self._legal_cache = None
@@ -397,16 +421,24 @@ class PlanningEnv(gym.Env):
     @property
     def score(self) -> float:
         """The cumulative score so far."""
-        return float(self.kernel.score(self._state))
+        legal = self._legal_cache
+        cached = self._score_cache
+        if cached is not None and cached[0] is legal:
+            return cached[1]
+        score = float(self.kernel.score(self._state))
+        if legal is not None:  # kept until the state changes (only once listed: see Kernel.score)
+            self._score_cache = (legal, score)
+        return score
 
     def clone_state(self) -> State:
-        """An immutable snapshot of the current state (an array copy)."""
-        state = State(self.game, self._config, self._state)
-        object.__setattr__(state, "_valid", True)  # from a checked state; dropped by pickling
-        return state
+        """An immutable snapshot of the current state (an array copy), which ``restore_state``
+        trusts without checking it."""
+        return State._trusted(self.game, self._config, self._state.copy())
 
     def restore_state(self, state: State) -> None:
-        """Continues exactly from ``state``; a snapshot of another game or size raises."""
+        """Continues exactly from ``state``; a snapshot of another game or size raises. A state
+        not taken by :meth:`clone_state` (unpickled, copied, built by hand) is checked first, by
+        the game's ``check_state`` (ValueError unless the kernel can run from it)."""
         if not isinstance(state, State):
             raise TypeError(f"restore_state expects a mc_envs.State, got {type(state).__name__}")
         if state.game != self.game or state.config != self._config:
@@ -414,11 +446,16 @@ class PlanningEnv(gym.Env):
                 f"cannot restore a {state.game} state with config {state.config} "
                 f"into a {self.game} env with config {self._config}"
             )
-        data = np.array(state.data, copy=True)
+        data = state.data.copy()
         if not getattr(state, "_valid", False):
             self._check_state(data)
             object.__setattr__(state, "_valid", True)  # a State's data is read-only
-        self._set_state(data)
+        current = getattr(self, "_state", None)
+        if current is not None and data.shape == current.shape:  # same config: _ws, _out fit
+            self._state = data
+            self._legal_cache = None
+        else:
+            self._set_state(data)
 
     def _check_state(self, data: np.ndarray) -> None:
         """Raises ValueError unless ``data`` is a state the kernel can run from (the game's

@@ -119,9 +119,8 @@ class TwoPlayerEnv(PlanningEnv):
                 illegal (or the game over) and ``illegal_action`` is ``"raise"``; nothing changes.
         """
         a = self._action_index(action)
-        reason = self._illegal_reason(a)
-        if reason is not None:
-            return self._refuse(a, reason)
+        if not self._legal_mask()[a]:
+            return self._refuse(a, self._illegal_reason(a))
         mover = self.current_player
         self.kernel.play(self._state, a, self._ws)
         self._legal_cache = None
