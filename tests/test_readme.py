@@ -30,3 +30,11 @@ def test_the_evaluator_example_runs(capsys):
     exec(compile(block, "README.md", "exec"), {})
     move, iterations = capsys.readouterr().out.split()
     assert 0 <= int(move) < 7 and int(iterations) == 200
+
+
+def test_the_vector_env_example_runs(capsys):
+    section = README.read_text().split("### Vector envs", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert "total_timesteps=4_096" in block
+    exec(compile(block.replace("4_096", "1_024"), "README.md", "exec"), {})
+    assert capsys.readouterr().out.split() == ["(1024,", "2,", "6,", "7)", "1024", "ConnectFour"]

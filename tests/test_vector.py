@@ -332,3 +332,23 @@ def test_corrupted_snapshots_are_refused_or_play_on_without_crashing(env_id: str
             continue
         random_steps(env, rng, 5)
     assert refused > 0
+
+
+def test_partial_resets_draw_the_opponent_seeds_of_single_resets() -> None:
+    """A reset of some sub-envs (options["reset_mask"]) takes the next opponent seed of each, as
+    the single env's reset does: the episodes after it are still SyncVectorEnv's."""
+    kw = {"opponent": "random"}
+    sync = gym.make_vec("mc_envs/TicTacToe-v0", num_envs=3, vectorization_mode="sync", **kw)
+    ours = gym.make_vec("mc_envs/TicTacToe-v0", num_envs=3, **kw)
+    sync.reset(seed=5)
+    ours.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for k in range(60):
+        mask = np.array([k % 2 == 0, True, k % 3 == 0])
+        o1, i1 = sync.reset(options={"reset_mask": mask.copy()})
+        o2, i2 = ours.reset(options={"reset_mask": mask.copy()})
+        assert np.array_equal(np.asarray(o1)[mask], o2[mask])
+        acts = (rng.random((3, 9)) * ours.action_masks()).argmax(1)
+        a, b = sync.step(acts), ours.step(acts)
+        for x, y in zip(a[:4], b[:4], strict=True):
+            assert np.array_equal(x, y)

@@ -23,18 +23,10 @@ from mc_envs.games import sudoku as sudoku_rules
 from mc_envs.vector import PlanningVectorEnv, SB3VecEnv
 
 N = 4
-CF_RESET_BUG = (
-    "mc_envs/vector/env.py PlanningVectorEnv.reset: a seedless (partial) reset redraws the random "
-    "opponent's whole seed block (_draw_seeds(where)), spending 32 draws of the sub-env's "
-    "np_random where the single env spends 1, so after SB3's autoreset the opponent's moves "
-    "differ from DummyVecEnv's"
-)
 CASES = [
+    pytest.param("mc_envs/ConnectFour-v0", {"opponent": "random"}, id="ConnectFour-random"),
     pytest.param(
-        "mc_envs/ConnectFour-v0",
-        {"opponent": "random"},
-        marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=CF_RESET_BUG),
-        id="ConnectFour-random",
+        "mc_envs/TicTacToe-v0", {"opponent": "random", "agent_player": 1}, id="TicTacToe-random-1"
     ),
     pytest.param("mc_envs/TicTacToe-v0", {}, id="TicTacToe"),
     pytest.param("mc_envs/SameGame-v0", {"rows": 5, "cols": 5, "colors": 3}, id="SameGame5x5"),

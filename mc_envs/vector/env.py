@@ -185,14 +185,16 @@ class PlanningVectorEnv(VectorEnv):
         if options is not None and "reset_mask" in options:
             where = _reset_mask(options.pop("reset_mask"), n)
             options = options or None
+        spent = self._buffers[14] >= SEED_BLOCK  # opponent seeds to draw: none left, or reseeded
         for i in np.flatnonzero(where):
             if seeds[i] is not None:
                 self._rngs[i], self._seeds[i] = seeding.np_random(int(seeds[i]))
+                spent[i] = True
         template = self._use_template and options is None
         if not template:
             self._draw_starts(where, options)
         if self._opponent == RANDOM_OPPONENT:
-            self._draw_seeds(where)
+            self._draw_seeds(where & spent)
         self._call("reset", np.array(where), template=template)
         self._reset_called = True
         return self._obs(), self._info(None)
