@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -28,6 +27,9 @@ from gymnasium.vector import AutoresetMode
 from mc_envs.kernel import Kernel as Kernel  # re-exported: part of the contract
 from mc_envs.rng import Rng
 from mc_envs.spaces import LegalDiscrete as LegalDiscrete  # re-exported: part of the contract
+from mc_envs.state import State as State  # re-exported: part of the contract
+from mc_envs.state import check_layout as check_layout
+from mc_envs.state import state_error as state_error
 
 
 class IllegalActionError(ValueError):
@@ -77,53 +79,6 @@ def strict(env: Any) -> Iterator[Any]:
         base.illegal_action = previous
 
 
-@dataclass(frozen=True, eq=False)
-class State:
-    """An immutable, picklable snapshot of everything that decides an env's future.
-
-    Attributes:
-        game: the game's name, e.g. ``"SameGame"``.
-        config: what makes two states comparable (board size, variant ...).
-        data: a read-only copy of the game's flat state array.
-    """
-
-    game: str
-    config: tuple
-    data: np.ndarray = field(repr=False)
-
-    def __post_init__(self) -> None:
-        data = np.array(self.data, copy=True)
-        data.flags.writeable = False
-        object.__setattr__(self, "data", data)
-
-    def __setstate__(self, state: dict) -> None:
-        data = np.array(state["data"], copy=True)
-        data.flags.writeable = False
-        object.__setattr__(self, "game", state["game"])
-        object.__setattr__(self, "config", state["config"])
-        object.__setattr__(self, "data", data)
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, State)
-            and self.game == other.game
-            and self.config == other.config
-            and np.array_equal(self.data, other.data)
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.game, self.config, self.data.tobytes()))
-
-    @classmethod
-    def _trusted(cls, game: str, config: tuple, data: np.ndarray) -> State:
-        """An env's snapshot of its own state (``data``: a fresh copy, made read-only here), marked
-        so that ``restore_state`` skips the check; ``__setstate__`` drops the mark (pickles, copies)."""
-        data.setflags(write=False)
-        state = cls.__new__(cls)
-        state.__dict__.update(game=game, config=config, data=data, _valid=True)
-        return state
-
-
 # A playout policy for the generic search path: called with the env at the start of a playout, it
 # returns the chooser used for every move of that playout: chooser(legal_actions, rng) -> action.
 Chooser = Callable[[np.ndarray, Rng], int]
@@ -135,33 +90,13 @@ def random_policy(env: Any) -> Chooser:
     return lambda actions, rng: rng.choice(actions)
 
 
-def check_layout(data: Any, game: str, dtype: type, length: int) -> np.ndarray:
-    """Checks the shape of a game's flat state array; returns it as an ndarray.
-
-    Raises:
-        ValueError: ``data`` is not a 1-D array of ``dtype`` with ``length`` entries.
-    """
-    if not isinstance(data, np.ndarray):
-        raise ValueError(f"invalid {game} state: data is a {type(data).__name__}, not an array")
-    if data.dtype != dtype or data.ndim != 1 or data.shape[0] != length:
-        raise ValueError(
-            f"invalid {game} state: data is {data.dtype}{list(data.shape)}, "
-            f"expected {np.dtype(dtype)}[{length}]"
-        )
-    return data
-
-
-def state_error(game: str, field: str, index: int | str, value: Any, expected: str) -> ValueError:
-    """The error of an impossible value in a state: names the game, field and index."""
-    return ValueError(f"invalid {game} state: {field} (index {index}) is {value}, {expected}")
-
-
 class PlanningEnv(gym.Env):
     """Base class of the built-in envs: the contract implemented over a flat state array.
 
     Subclasses define ``game``, ``_config`` (a tuple), ``_new_state(seed, options)`` returning the
-    initial state array, ``_observation()``, and a :class:`Kernel` in ``kernel``. The state array is
-    ``self._state``; a scratch array for the kernel is ``self._ws``.
+    initial state array (and ``_start_state()`` when every reset starts from one state), the
+    ``observation_space``, and a :class:`Kernel` in ``kernel`` whose ``observe`` writes the
+    observation. The state array is ``self._state``; a scratch array for the kernel is ``self._ws``.
 
     ``default_policy`` names the playout policy a planner uses when given none; ``nrpa_variants``
     holds the NRPA options (:mod:`agents.nrpa_options`) that ``mc-envs solve --algo nrpa`` uses for
@@ -252,8 +187,15 @@ class PlanningEnv(gym.Env):
     def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
         raise NotImplementedError
 
+    def _start_state(self) -> np.ndarray | None:
+        """The state every reset without options starts from, if resets draw no randomness (the
+        compiled vector env then resets from it without Python); None otherwise."""
+        return None
+
     def _observation(self) -> Any:
-        raise NotImplementedError
+        out = np.empty(self.observation_space.shape, self.observation_space.dtype)
+        self.kernel.observe(self._state, out)
+        return out
 
     def _set_state(self, state: np.ndarray) -> None:
         self._state = state

@@ -39,9 +39,6 @@ class _TreeEnv(PlanningEnv):
     def _check_state(self, data: np.ndarray) -> None:
         rules.check_state(data, self._config, self._kind)
 
-    def _observation(self) -> np.ndarray:
-        return self._state[[rules.MOVES, rules.COUNT]].copy()
-
     def action_to_string(self, action: int) -> str:
         """The move in the tree's notation: ``L`` (left) or ``R`` (right), e.g. ``"L"``."""
         return rules.action_to_string(self._state, action)

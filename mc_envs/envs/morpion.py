@@ -8,7 +8,7 @@ from gymnasium import spaces
 from mc_envs.core import LegalDiscrete, PlanningEnv
 from mc_envs.games import morpion as rules
 from mc_envs.games.morpion_check import check_state
-from mc_envs.games.morpion_text import action_to_string, planes, to_text, why_illegal
+from mc_envs.games.morpion_text import action_to_string, to_text, why_illegal
 
 
 class MorpionSolitaireEnv(PlanningEnv):
@@ -107,9 +107,6 @@ class MorpionSolitaireEnv(PlanningEnv):
 
     def _check_state(self, data: np.ndarray) -> None:
         check_state(data, self._config)
-
-    def _observation(self) -> np.ndarray:
-        return planes(self._state)
 
     def _why_illegal(self, action: int) -> str:
         return why_illegal(self._state, action, self.origin) or "not a legal move"

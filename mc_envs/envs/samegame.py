@@ -172,9 +172,6 @@ class SameGameEnv(PlanningEnv):
     def _check_state(self, data: np.ndarray) -> None:
         check_state(data, self._config)
 
-    def _observation(self) -> np.ndarray:
-        return sg.board_of(self._state).astype(np.int8)
-
     def _why_illegal(self, action: int) -> str:
         board = sg.board_of(self._state)
         r, c = divmod(action, self.cols)

@@ -148,9 +148,6 @@ class SudokuEnv(PlanningEnv):
     def _check_state(self, data: np.ndarray) -> None:
         check_state(data, self._config)
 
-    def _observation(self) -> np.ndarray:
-        return rules.grid_of(self._state).astype(np.int8)
-
     @property
     def grid(self) -> np.ndarray:
         """The current grid, ``size`` x ``size``, 0 for empty."""

@@ -77,9 +77,6 @@ class TwoPlayerEnv(PlanningEnv):
     def _check_state(self, data: np.ndarray) -> None:
         self.rules.check_state(data, self._config)
 
-    def _observation(self) -> np.ndarray:
-        return self.rules.planes(self._state)
-
     def _info(self) -> dict:
         return {"action_mask": self.action_masks(), "current_player": self.current_player}
 

@@ -84,9 +84,6 @@ class WeakSchurEnv(PlanningEnv):
     def _start_state(self) -> np.ndarray:
         return rules.new_state(self.k)
 
-    def _observation(self) -> np.ndarray:
-        return self._state[rules.HEADER :].astype(np.int8)
-
     def _why_illegal(self, action: int) -> str:
         x, used = int(self._state[rules.N]) + 1, int(self._state[rules.USED])
         if action > used:
