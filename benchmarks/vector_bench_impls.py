@@ -120,7 +120,7 @@ def measure_numpy(impl: str, env_id: str, n: int, seconds: float, seed: int = 0)
         env.close()
     out["make_s"] = round(made, 3)
     if impl == "ours":
-        out["parallel"] = bool(env.unwrapped._parallel)
+        out["parallel"] = env.unwrapped.parallel
     return out
 
 

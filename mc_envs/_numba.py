@@ -56,13 +56,13 @@ def cache_dir() -> Path:
 def _configure() -> None:
     path = str(cache_dir())
     os.environ.setdefault("NUMBA_CACHE_DIR", path)
+    # The vector envs' parallel steps (OpenMP, numba's default layer here) launch every few tens of
+    # microseconds: GNU OpenMP's default spin (300,000 rounds) after each keeps a thread busy
+    # through the Python work between steps; a short spin serves the next step without that.
+    os.environ.setdefault("GOMP_SPINCOUNT", "30000")
     import numba
 
     numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
-    if not os.environ.get("NUMBA_THREADING_LAYER"):
-        # The compiled vector envs' prange loops: workqueue is the layer that stays safe when the
-        # process forks afterwards (worker pools), which OpenMP's is not.
-        numba.config.THREADING_LAYER = "workqueue"
 
 
 _configure()

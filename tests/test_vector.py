@@ -99,21 +99,24 @@ def test_same_episodes_as_sync_vector_env(env_id: str, kwargs: dict) -> None:
 
 
 def test_parallel_and_serial_steps_agree() -> None:
-    n = 300  # above PARALLEL_MIN: threads=None runs prange on every core
+    n = 300
     kw = {"opponent": "random"}
-    par = gym.make_vec("mc_envs/ConnectFour-v0", num_envs=n, **kw)
+    par = gym.make_vec("mc_envs/ConnectFour-v0", num_envs=n, threads=2, **kw)
     ser = gym.make_vec("mc_envs/ConnectFour-v0", num_envs=n, threads=1, **kw)
-    assert par._parallel or mc_envs._numba.numba.config.NUMBA_NUM_THREADS == 1
-    assert not ser._parallel
+    auto = gym.make_vec("mc_envs/ConnectFour-v0", num_envs=n, **kw)  # times both, keeps one
+    assert par.parallel or mc_envs._numba.numba.config.NUMBA_NUM_THREADS == 1
+    assert ser.parallel is False
+    auto.reset(seed=1)
     (o1, i1), (o2, _) = par.reset(seed=1), ser.reset(seed=1)
     assert np.array_equal(o1, o2)
     rng = np.random.default_rng(0)
     for _ in range(100):
         acts = (rng.random(i1["action_mask"].shape) * i1["action_mask"]).argmax(1)
-        a, b = par.step(acts), ser.step(acts)
-        for x, y in zip(a[:4], b[:4], strict=True):
-            assert np.array_equal(x, y)
+        a, b, c = par.step(acts), ser.step(acts), auto.step(acts)
+        for x, y, z in zip(a[:4], b[:4], c[:4], strict=True):
+            assert np.array_equal(x, y) and np.array_equal(x, z)
         i1 = a[4]
+    assert auto.parallel is not None  # decided after its first steps
 
 
 def test_reset_seeds_options_and_mask_as_sync() -> None:

@@ -1,6 +1,6 @@
 """The compiled batch step: one numba call advances every sub-env of a vector env.
 
-The step is written once, for one sub-env (:func:`_step_one`, :func:`_reset_one`), over a game's
+The step is written once, for one sub-env (the loop of :func:`_step_range`, :func:`_reset_one`), over a game's
 kernel functions bound as globals by :func:`mc_envs._numba.instantiate`, and lifted over the batch
 by a compiled loop (``prange`` in the parallel instance, which numba runs on every core). Buffers,
 with N sub-envs, L the state length, A the actions, W the workspace length::
@@ -95,40 +95,38 @@ def _reset_one(i, b, c):  # pragma: no cover
     autoreset[i] = False
 
 
-def _step_one(i, action, b, c):  # pragma: no cover
+def _step_range(lo, hi, actions, b, c):  # pragma: no cover
+    # The step of one sub-env is written in the loop, the buffers unpacked once: a per-sub-env
+    # function would unpack (and reference-count) them at every sub-env.
     states, ws, legal, n_legal, masks, obs, players, scores = b[:8]
     rewards, terminated, illegal, autoreset, opp_rng, seeds, seed_next = b[8:]
     template, use_template, illegal_reward, opponent, agent_player = c
-    if not masks[i, action]:  # the state, its observation and mask stay as they are
-        rewards[i] = illegal_reward if n_legal[i] > 0 else 0.0
-        terminated[i] = True
-        illegal[i] = True
-        autoreset[i] = True
-        return
-    s = states[i]
-    mover = players[i]
-    before = scores[i]
-    k_play(s, action, ws[i])
-    if opponent == RANDOM_OPPONENT:
-        _opponent_move(i, states, ws, legal, opp_rng)
-    over = _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores) == 0
-    if TWO_PLAYER:
-        result = k_returns(s) if over else 0.0
-        rewards[i] = result if mover == 0 else -result
-    else:
-        rewards[i] = scores[i] - before
-    terminated[i] = over
-    illegal[i] = False
-    autoreset[i] = over
-
-
-def _step_range(lo, hi, actions, b, c):  # pragma: no cover
-    autoreset = b[11]
     for i in range(lo, hi):
         if autoreset[i]:
             _reset_one(i, b, c)
+            continue
+        action = actions[i]
+        if not masks[i, action]:  # the state, its observation and mask stay as they are
+            rewards[i] = illegal_reward if n_legal[i] > 0 else 0.0
+            terminated[i] = True
+            illegal[i] = True
+            autoreset[i] = True
+            continue
+        s = states[i]
+        mover = players[i]
+        before = scores[i]
+        k_play(s, action, ws[i])
+        if opponent == RANDOM_OPPONENT:
+            _opponent_move(i, states, ws, legal, opp_rng)
+        over = _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores) == 0
+        if TWO_PLAYER:
+            result = k_returns(s) if over else 0.0
+            rewards[i] = result if mover == 0 else -result
         else:
-            _step_one(i, actions[i], b, c)
+            rewards[i] = scores[i] - before
+        terminated[i] = over
+        illegal[i] = False
+        autoreset[i] = over
 
 
 def _reset_range(lo, hi, where, b, c):  # pragma: no cover
@@ -202,9 +200,8 @@ def batch_functions(kernel: Kernel, *, parallel: bool) -> dict[str, Any]:
         opponent_move = instantiate(_opponent_move, name, inline=True, **bind)
         one = {"_refresh": refresh, "_opponent_move": opponent_move}
         reset_one = instantiate(_reset_one, name, inline=True, **bind, **one)
-        step_one = instantiate(_step_one, name, inline=True, **bind, **one)
         ranges = {
-            "_step_range": instantiate(_step_range, name, _reset_one=reset_one, _step_one=step_one),
+            "_step_range": instantiate(_step_range, name, **bind, **one, _reset_one=reset_one),
             "_reset_range": instantiate(_reset_range, name, _reset_one=reset_one),
             "_refresh_range": instantiate(_refresh_range, name, _refresh=refresh),
             "CHUNKS": 64 if parallel else 1,

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
-from mc_envs.vector.compiled import NO_OPPONENT, RANDOM_OPPONENT, batch_functions
+from mc_envs.vector.compiled import NO_OPPONENT, RANDOM_OPPONENT
 from mc_envs.vector.state import VectorState, _frozen, rows_of
+from mc_envs.vector.threads import Runner
 
-PARALLEL_MIN = 256  # sub-envs from which a step is spread over every core (threads=None)
 SEED_BLOCK = 32  # opponent seeds drawn ahead per sub-env, one numpy call per block
 
 
@@ -45,8 +44,9 @@ class PlanningVectorEnv(VectorEnv):
         num_envs: N.
         copy: return copies of the observation and mask buffers (the default, as SyncVectorEnv);
             ``False`` returns the buffers themselves, overwritten by the next step.
-        threads: ``None`` spreads steps of at least :data:`PARALLEL_MIN` sub-envs over every core,
-            ``1`` steps on the calling thread, ``k`` on ``k`` threads.
+        threads: ``1`` steps on the calling thread, ``k`` on ``k`` threads; ``None`` (the default)
+            times the first steps both ways and keeps the faster, from 64 sub-envs
+            (:class:`~mc_envs.vector.threads.Runner`).
         **kwargs: the single env's keyword arguments.
 
     Raises:
@@ -80,10 +80,7 @@ class PlanningVectorEnv(VectorEnv):
         self._opponent = _opponent_kind(proto)
         self._agent_player = int(getattr(proto, "agent_player", 0))
         kernel = proto.kernel
-        self._threads = threads
-        parallel = threads != 1 and (threads is not None or n >= PARALLEL_MIN)
-        self._parallel = parallel and numba.config.NUMBA_NUM_THREADS > 1
-        self._fn = batch_functions(kernel, parallel=self._parallel)
+        self._run = Runner(kernel, n, threads)
         self._two_player = kernel.player is not None
         start = proto._start_state()
         self._use_template = start is not None
@@ -137,9 +134,12 @@ class PlanningVectorEnv(VectorEnv):
         return (self._template, template, reward, self._opponent, self._agent_player)
 
     def _call(self, name: str, *args: Any, template: bool) -> None:
-        if self._threads is not None and self._parallel:
-            numba.set_num_threads(min(self._threads, numba.config.NUMBA_NUM_THREADS))
-        self._fn[name](*args, self._buffers, self._config(template))
+        self._run(name, *args, self._buffers, self._config(template))
+
+    @property
+    def parallel(self) -> bool | None:
+        """Whether steps run on every core (None while the first steps are timing both ways)."""
+        return self._run.parallel
 
     # -- random starts ------------------------------------------------------------------------------
 
@@ -355,14 +355,11 @@ class PlanningVectorEnv(VectorEnv):
         b[11][:] = autoreset
         b[12][:] = rng
         if derived is None:
-            self._call_refresh()
+            self._run("refresh", self._buffers)
         else:
             for i, array in zip((2, 3, 4, 5, 6, 7), derived, strict=True):
                 b[i][:] = array
         self._reset_called = True
-
-    def _call_refresh(self) -> None:
-        self._fn["refresh"](self._buffers)
 
     def render(self) -> tuple[Any, ...] | None:
         """Each sub-env's frame (``render_mode`` as the single env), drawn from its state."""
