@@ -55,16 +55,18 @@ def rss_now_kb() -> int | None:
         return None
 
 
-def _timed(step: Any, seconds: float, n: int) -> dict:
+def _timed(step: Any, seconds: float, n: int, ready: Any = None) -> dict:
     """Warms ``step`` up (the first call compiles), then calls it for ``seconds`` of wall time.
 
     ``step()`` does one batch step and returns the seconds spent in the env step alone (or None).
+    ``ready()``, if given, must also be true before the timing starts (ours: the serial or
+    parallel step has been chosen, :attr:`mc_envs.vector.PlanningVectorEnv.parallel`).
     """
     start = time.perf_counter()
     step()
     first = time.perf_counter() - start
     warm = time.perf_counter()
-    while time.perf_counter() - warm < min(WARMUP, seconds / 4):
+    while time.perf_counter() - warm < min(WARMUP, seconds / 4) or (ready and not ready()):
         step()
     batches, env_seconds, start = 0, 0.0, time.perf_counter()
     while True:
@@ -115,7 +117,8 @@ def measure_numpy(impl: str, env_id: str, n: int, seconds: float, seed: int = 0)
         return spent
 
     try:
-        out = _timed(step, seconds, n)
+        ready = (lambda: env.unwrapped.parallel is not None) if impl == "ours" else None
+        out = _timed(step, seconds, n, ready)
     finally:
         env.close()
     out["make_s"] = round(made, 3)
