@@ -32,6 +32,9 @@ from __future__ import annotations
 import numpy as np
 
 from mc_envs._numba import njit
+from mc_envs.games.samegame_text import board_array as board_array  # re-exported
+from mc_envs.games.samegame_text import format_board as format_board  # re-exported
+from mc_envs.games.samegame_text import parse_board as parse_board  # re-exported
 from mc_envs.rng import rng_below
 
 SCORE, MOVES, ROWS, COLS, COLORS, PENALTY, LEFT, NCOLS, ENDED = range(9)
@@ -52,24 +55,37 @@ def _sizes(rows: int, cols: int) -> tuple[int, int, int]:
 
 def new_state(board: np.ndarray, colors: int, penalty: str = "none") -> np.ndarray:
     """The state array of a board (R x C ints, 0 = empty, colours 1..colors; gravity is applied)."""
-    board = np.asarray(board)
+    board = np.ascontiguousarray(board, dtype=np.int32)
     rows, cols = board.shape
-    width, padded, _ = _sizes(rows, cols)
-    s = np.zeros(HEADER + padded, dtype=np.int32)
+    s = np.zeros(HEADER + _sizes(rows, cols)[1], dtype=np.int32)
     s[ROWS], s[COLS], s[COLORS], s[PENALTY] = rows, cols, colors, PENALTIES[penalty]
-    packed = [board[:, c][board[:, c] > 0] for c in range(cols)]
-    packed = [p for p in packed if len(p)]
-    cells = np.zeros((rows, cols), dtype=np.int32)
-    for c, column in enumerate(packed):
-        cells[rows - len(column) :, c] = column
-    grid = np.full((rows + 2, width), BORDER, dtype=np.int32)
-    grid[1:-1, 1:-1] = cells
-    s[HEADER:] = grid.ravel()
-    s[LEFT] = int((cells > 0).sum())
-    s[NCOLS] = len(packed)
+    _lay(s, board)
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _lay(s, board):
+    """Lays ``board`` into the state ``s`` (its header's sizes set): cells fall down, empty
+    columns close up to the left, the border is written; scores the end if no group is left."""
+    rows, cols = board.shape
+    width = cols + 2
+    s[HEADER:] = BORDER
+    for r in range(rows):
+        for c in range(cols):
+            s[HEADER + (r + 1) * width + c + 1] = 0
+    left = column = 0
+    for c in range(cols):
+        row = rows - 1
+        for r in range(rows - 1, -1, -1):
+            if board[r, c] > 0:
+                s[HEADER + (row + 1) * width + column + 1] = board[r, c]
+                row -= 1
+        if row < rows - 1:
+            left += rows - 1 - row
+            column += 1
+    s[LEFT], s[NCOLS] = left, column
     if not has_group(s):
         finish(s)
-    return s
 
 
 def workspace(state: np.ndarray) -> np.ndarray:
@@ -421,74 +437,6 @@ def observe(s, out):
 def score(s):
     """The cumulative score."""
     return float(s[SCORE])
-
-
-def parse_board(text: str, *, source: str = "<board>") -> np.ndarray:
-    """Reads a board: one line per row, top row first, one digit per cell (colours 0..k-1).
-
-    ``.`` or ``-`` marks an empty cell. Blank lines and lines starting with ``#`` are skipped.
-    Returns an R x C int32 array with colours 1..k and 0 for empty.
-
-    Raises:
-        ValueError: naming the source, line and column of a bad symbol or a ragged row.
-    """
-    rows: list[list[int]] = []
-    width = None
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        row = []
-        for col, ch in enumerate(line, start=1):
-            if ch in ".-":
-                row.append(0)
-            elif ch.isdigit():
-                row.append(int(ch) + 1)
-            else:
-                raise ValueError(
-                    f"{source}: line {lineno}, column {col}: bad symbol {ch!r} "
-                    "(expected a colour digit 0-9 or '.' for empty)"
-                )
-        if width is None:
-            width = len(row)
-        elif len(row) != width:
-            raise ValueError(
-                f"{source}: line {lineno}: row has {len(row)} cells, expected {width} like the first row"
-            )
-        rows.append(row)
-    if not rows:
-        raise ValueError(f"{source}: no board rows found")
-    return np.array(rows, dtype=np.int32)
-
-
-def board_array(board: object, *, source: str = "board") -> np.ndarray:
-    """A board given as an array-like: checked to be 1..64 x 1..64 integers in 0..9 (0 = empty).
-
-    Raises:
-        ValueError: naming the source and the first bad cell (row, column) or the bad shape.
-    """
-    try:
-        array = np.asarray(board)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{source}: not an array of colours ({exc})") from None
-    if array.ndim != 2 or not (1 <= array.shape[0] <= 64 and 1 <= array.shape[1] <= 64):
-        raise ValueError(
-            f"{source}: expected rows x cols colours (1..64 each), got shape {array.shape}"
-        )
-    if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
-        raise ValueError(f"{source}: expected integer colours, got dtype {array.dtype}")
-    bad = (array < 0) | (array > 9) | (array != np.round(array))
-    if bad.any():
-        r, c = (int(v) for v in np.argwhere(bad)[0])
-        raise ValueError(
-            f"{source}: row {r}, col {c} is {array[r, c]!r}, expected 0..9 (0 = empty)"
-        )
-    return array.astype(np.int32)
-
-
-def format_board(board: np.ndarray) -> str:
-    """The text form of a board (the inverse of :func:`parse_board`)."""
-    return "\n".join("".join("." if v == 0 else str(v - 1) for v in row) for row in board)
 
 
 def action_to_string(state: np.ndarray, action: int) -> str:

@@ -233,6 +233,8 @@ class PlanningVectorEnv(VectorEnv):
                 actions,
                 f"expected an array of {n} actions (one per sub-env), got shape {acts.shape}",
             )
+        if acts.dtype.kind in "iu" and acts.min() >= 0 and acts.max() < size:
+            return np.ascontiguousarray(acts, dtype=np.int64)  # the usual case: all in range
         if acts.dtype.kind == "f":
             whole = np.isfinite(acts) & (acts == np.round(acts))
             if not whole.all():
@@ -242,14 +244,12 @@ class PlanningVectorEnv(VectorEnv):
             raise IllegalActionError(
                 actions, f"actions must be integers, got an array of dtype {acts.dtype}"
             )
-        out = (acts < 0) | (acts >= size)
+        out = ((acts < 0) | (acts >= size)) & ~autoreset  # resetting sub-envs ignore theirs
         if out.any():
-            out &= ~autoreset  # resetting sub-envs ignore their action, as in SyncVectorEnv
-            if out.any():
-                i = int(np.flatnonzero(out)[0])
-                raise IllegalActionError(
-                    acts[i], f"sub-env {i}: outside the action space 0..{size - 1}"
-                )
+            i = int(np.flatnonzero(out)[0])
+            raise IllegalActionError(
+                acts[i], f"sub-env {i}: outside the action space 0..{size - 1}"
+            )
         return np.ascontiguousarray(np.clip(acts, 0, size - 1), dtype=np.int64)
 
     def _raise_illegal(self, acts: np.ndarray, autoreset: np.ndarray) -> None:

@@ -29,7 +29,7 @@ class Runner:
     """
 
     def __init__(self, kernel: Kernel, n: int, threads: int | None) -> None:
-        cores = numba.config.NUMBA_NUM_THREADS
+        self._cores = cores = numba.config.NUMBA_NUM_THREADS
         can = cores > 1 and threads != 1
         self.threads = min(threads or cores, cores)
         self.parallel: bool | None = False
@@ -46,9 +46,7 @@ class Runner:
         if mode is None and name != "step":
             mode = False
         if mode is not None:
-            if mode:
-                numba.set_num_threads(self.threads)
-            self._fns[mode][name](*args)
+            self._run(mode, name, args)
             return
         now = time.perf_counter()
         if self._last is not None:  # a cycle: this step's start from the last one's
@@ -56,9 +54,17 @@ class Runner:
             self._times[last_mode].append(now - last_start)
         mode = len(self._times[True]) < len(self._times[False])
         self._last = (mode, now)
-        if mode:
-            numba.set_num_threads(self.threads)
-        self._fns[mode][name](*args)
+        self._run(mode, name, args)
         if min(len(t) for t in self._times.values()) >= WARM + TRIALS:
             serial, parallel = (statistics.median(self._times[m][WARM:]) for m in (False, True))
             self.parallel = parallel < serial
+
+    def _run(self, parallel: bool, name: str, args: tuple) -> None:
+        if not parallel or self.threads == self._cores:
+            self._fns[parallel][name](*args)
+            return
+        numba.set_num_threads(self.threads)  # numba's setting is per thread: put it back after
+        try:
+            self._fns[parallel][name](*args)
+        finally:
+            numba.set_num_threads(self._cores)
