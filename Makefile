@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.core
 
 .PHONY: demo test lint bench warmup clean
 
@@ -15,7 +16,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[all]"
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The demo needs the core package only (numpy, numba, gymnasium): no torch, JAX, Ray or OpenSpiel.
+$(DEMO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(VENV)/bin/mc-envs solve samegame --position 1 --algo nmcs --level 2 --time 60 --out solution.json
 	$(VENV)/bin/mc-envs verify solution.json
 
