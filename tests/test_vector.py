@@ -355,3 +355,16 @@ def test_partial_resets_draw_the_opponent_seeds_of_single_resets() -> None:
         a, b = sync.step(acts), ours.step(acts)
         for x, y in zip(a[:4], b[:4], strict=True):
             assert np.array_equal(x, y)
+
+
+def test_render_gives_each_sub_env_frame_as_sync() -> None:
+    kw = {"render_mode": "ansi", "rows": 4, "cols": 4, "colors": 2}
+    sync = gym.make_vec("mc_envs/SameGame-v0", num_envs=3, vectorization_mode="sync", **kw)
+    ours = gym.make_vec("mc_envs/SameGame-v0", num_envs=3, **kw)
+    sync.reset(seed=2)
+    _, info = ours.reset(seed=2)
+    acts = info["action_mask"].argmax(1)
+    sync.step(acts)
+    ours.step(acts)
+    assert ours.render() == sync.render() and len(ours.render()) == 3
+    assert gym.make_vec("mc_envs/SameGame-v0", num_envs=2).render() is None
