@@ -1,9 +1,10 @@
 """The compiled batch step: one numba call advances every sub-env of a vector env.
 
-The step is written once, for one sub-env (the loop of :func:`_step_range`, :func:`_reset_one`), over a game's
-kernel functions bound as globals by :func:`mc_envs._numba.instantiate`, and lifted over the batch
-by a compiled loop (``prange`` in the parallel instance, which numba runs on every core). Buffers,
-with N sub-envs, L the state length, A the actions, W the workspace length::
+The step is written once, for one sub-env (the loop body of :func:`_step_range`, and
+:func:`_reset_one`), over a game's kernel functions bound as globals by
+:func:`mc_envs._numba.instantiate`, and lifted over the batch by a compiled loop over chunks of
+sub-envs (``prange`` in the parallel instance, which numba runs on every core). Buffers, with N
+sub-envs, L the state length, A the actions, W the workspace length::
 
     states     [N, L]      the sub-envs' flat state arrays (the game's dtype)
     ws         [N, W]      each sub-env's kernel workspace
