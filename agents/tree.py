@@ -78,7 +78,7 @@ root's Dirichlet noise and ``fbuf[1]`` the priors of a node, and ``cfg`` the set
 ``MODE``, ``FPU``, ``BACKUP_MAX``, ``NOISE_EPS``, ``TWO_PLAYER``)."""
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def expand(t, node, moves, n, priors, noise, eps, uniform):
     """Makes the ``n`` legal ``moves`` the edges of ``node``, with ``priors[:n]`` (or ``1 / n``
     when ``uniform``), mixed with the root's ``noise`` when ``eps > 0``."""
@@ -96,7 +96,7 @@ def expand(t, node, moves, n, priors, noise, eps, uniform):
     t.used[EDGES] = e0 + n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def select_edge(t, node, cfg, rng):
     """The edge to follow from an expanded ``node`` with at least one edge: UCB1 (unvisited edges
     first, uniformly) or PUCT (AlphaGo or AlphaZero form), by ``cfg[MODE]``."""
@@ -161,7 +161,7 @@ def select_edge(t, node, cfg, rng):
     return e
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def child_of(t, node, e, mover):
     """The child node along edge ``e`` of ``node``, made (unvisited, moved into by ``mover``) if
     it does not exist yet."""
@@ -180,7 +180,7 @@ def child_of(t, node, e, mover):
     return child
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def backup(t, node, r, two_player, visits):
     """Backs the result ``r`` up from ``node`` to the root: player 0's return in [-1, 1]
     (two-player; each node gets it from its MOVER's side, in [0, 1]) or a score (one-player,
