@@ -46,7 +46,10 @@ class PlanningVectorEnv(VectorEnv):
             ``False`` returns the buffers themselves, overwritten by the next step.
         threads: ``1`` steps on the calling thread, ``k`` on ``k`` threads; ``None`` (the default)
             times the first steps both ways and keeps the faster, from 64 sub-envs
-            (:class:`~mc_envs.vector.threads.Runner`).
+            (:class:`~mc_envs.vector.threads.Runner`). The threads are numba's (OpenMP where
+            available): a process forked after a parallel step must not step one in the child
+            (GNU OpenMP is not fork-safe); start children with spawn or forkserver, as the
+            agents' pools do, or use ``threads=1`` there.
         **kwargs: the single env's keyword arguments.
 
     Raises:
