@@ -38,6 +38,10 @@ from mc_envs.kernel import Kernel
 from mc_envs.rng import rng_below, rng_next
 
 NO_OPPONENT, RANDOM_OPPONENT = 0, 1
+# The positions of the buffers in their tuple (the order of the table above).
+STATES, WS, LEGAL, N_LEGAL, MASKS, OBS, PLAYERS, SCORES = range(8)
+REWARDS, TERMINATED, ILLEGAL, AUTORESET, OPP_RNG, SEEDS, SEED_NEXT = range(8, 15)
+DERIVED = (LEGAL, N_LEGAL, MASKS, OBS, PLAYERS, SCORES)  # what a state decides
 
 
 @njit(cache=True, nogil=True)
@@ -162,7 +166,7 @@ def _reset_batch(where, b, c):  # pragma: no cover
 
 
 def _refresh_batch(b):  # pragma: no cover
-    n = b[0].shape[0]
+    n = b[STATES].shape[0]
     k = min(n, CHUNKS)
     for j in prange(k):
         _refresh_range(j * n // k, (j + 1) * n // k, b)

@@ -10,7 +10,23 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
-from mc_envs.vector.compiled import NO_OPPONENT, RANDOM_OPPONENT
+from mc_envs.vector.compiled import (
+    AUTORESET,
+    DERIVED,
+    ILLEGAL,
+    MASKS,
+    NO_OPPONENT,
+    OBS,
+    OPP_RNG,
+    PLAYERS,
+    RANDOM_OPPONENT,
+    REWARDS,
+    SCORES,
+    SEED_NEXT,
+    SEEDS,
+    STATES,
+    TERMINATED,
+)
 from mc_envs.vector.state import VectorState, _frozen, rows_of
 from mc_envs.vector.threads import Runner
 
@@ -153,7 +169,7 @@ class PlanningVectorEnv(VectorEnv):
 
     def _draw_starts(self, where: np.ndarray, options: dict | None) -> None:
         """Writes a new start into each sub-env of ``where`` from its own ``np_random``."""
-        states, proto = self._buffers[0], self.proto
+        states, proto = self._buffers[STATES], self.proto
         keep = proto._np_random if hasattr(proto, "_np_random") else None
         try:
             for i in np.flatnonzero(where):
@@ -164,7 +180,7 @@ class PlanningVectorEnv(VectorEnv):
 
     def _draw_seeds(self, where: np.ndarray) -> None:
         """Refills the opponent seeds of the sub-envs of ``where`` (the draws of their resets)."""
-        seeds, seed_next = self._buffers[13], self._buffers[14]
+        seeds, seed_next = self._buffers[SEEDS], self._buffers[SEED_NEXT]
         for i in np.flatnonzero(where):
             seeds[i] = self._rng(int(i)).integers(2**31, size=SEED_BLOCK)
             seed_next[i] = 0
@@ -188,7 +204,9 @@ class PlanningVectorEnv(VectorEnv):
         if options is not None and "reset_mask" in options:
             where = _reset_mask(options.pop("reset_mask"), n)
             options = options or None
-        spent = self._buffers[14] >= SEED_BLOCK  # opponent seeds to draw: none left, or reseeded
+        spent = (
+            self._buffers[SEED_NEXT] >= SEED_BLOCK
+        )  # opponent seeds to draw: none left, or reseeded
         for i in np.flatnonzero(where):
             if seeds[i] is not None:
                 self._rngs[i], self._seeds[i] = seeding.np_random(int(seeds[i]))
@@ -213,7 +231,7 @@ class PlanningVectorEnv(VectorEnv):
         if not self._reset_called:
             raise RuntimeError("step() before reset(): call reset() first")
         b = self._buffers
-        autoreset = b[11]
+        autoreset = b[AUTORESET]
         acts = self._checked(actions, autoreset)
         if self.proto.illegal_action == "raise":
             self._raise_illegal(acts, autoreset)
@@ -221,12 +239,12 @@ class PlanningVectorEnv(VectorEnv):
             self._draw_starts(autoreset, None)
         self._call("step", acts, template=self._use_template)
         if self._opponent == RANDOM_OPPONENT:
-            spent = b[14] >= SEED_BLOCK
+            spent = b[SEED_NEXT] >= SEED_BLOCK
             if spent.any():
                 self._draw_seeds(spent)
-        illegal = b[10]
+        illegal = b[ILLEGAL]
         info = self._info(acts if illegal.any() else None)
-        return self._obs(), b[8].copy(), b[9].copy(), self._truncated.copy(), info
+        return self._obs(), b[REWARDS].copy(), b[TERMINATED].copy(), self._truncated.copy(), info
 
     def _checked(self, actions: Any, autoreset: np.ndarray) -> np.ndarray:
         n, size = self.num_envs, int(self.single_action_space.n)
@@ -256,7 +274,7 @@ class PlanningVectorEnv(VectorEnv):
         return np.ascontiguousarray(np.clip(acts, 0, size - 1), dtype=np.int64)
 
     def _raise_illegal(self, acts: np.ndarray, autoreset: np.ndarray) -> None:
-        masks = self._buffers[4]
+        masks = self._buffers[MASKS]
         bad = ~masks[np.arange(self.num_envs), acts] & ~autoreset
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
@@ -267,22 +285,22 @@ class PlanningVectorEnv(VectorEnv):
 
     def _sub_env(self, i: int) -> PlanningEnv:
         """The prototype env holding sub-env ``i``'s state (for reasons, names and drawing)."""
-        self.proto._set_state(self._buffers[0][i].copy())
+        self.proto._set_state(self._buffers[STATES][i].copy())
         return self.proto
 
     def _obs(self) -> np.ndarray:
-        obs = self._buffers[5]
+        obs = self._buffers[OBS]
         return obs.copy() if self.copy else obs
 
     def _info(self, acts: np.ndarray | None) -> dict[str, Any]:
         b, every = self._buffers, self._all
-        masks = b[4].copy() if self.copy else b[4]
+        masks = b[MASKS].copy() if self.copy else b[MASKS]
         info: dict[str, Any] = {"action_mask": masks, "_action_mask": every}
-        info["current_player"], info["_current_player"] = b[6].copy(), every
+        info["current_player"], info["_current_player"] = b[PLAYERS].copy(), every
         if not self._two_player:
-            info["score"], info["_score"] = b[7].copy(), every
+            info["score"], info["_score"] = b[SCORES].copy(), every
         if acts is not None:
-            illegal = b[10].copy()
+            illegal = b[ILLEGAL].copy()
             action = np.zeros(self.num_envs, np.int64)
             reason = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(illegal):
@@ -298,22 +316,22 @@ class PlanningVectorEnv(VectorEnv):
 
     def action_masks(self) -> np.ndarray:
         """``[N, A]`` bool: True exactly at each sub-env's legal actions (a copy)."""
-        return self._buffers[4].copy()
+        return self._buffers[MASKS].copy()
 
     def observation(self) -> np.ndarray:
         """The observations of the current states, ``[N, ...]`` (a copy)."""
-        return self._buffers[5].copy()
+        return self._buffers[OBS].copy()
 
     @property
     def autoreset(self) -> np.ndarray:
         """``[N]`` bool: the sub-envs whose next step resets them (a copy)."""
-        return self._buffers[11].copy()
+        return self._buffers[AUTORESET].copy()
 
     def clone_state(self) -> VectorState:
         """A snapshot of all N sub-envs (:class:`VectorState`): array copies, no check."""
         b = self._buffers
-        snap = VectorState(self.proto.game, self.proto._config, b[0], b[11], b[12])
-        derived = tuple(_frozen(b[i]) for i in (2, 3, 4, 5, 6, 7))
+        snap = VectorState(self.proto.game, self.proto._config, b[STATES], b[AUTORESET], b[OPP_RNG])
+        derived = tuple(_frozen(b[i]) for i in DERIVED)
         object.__setattr__(snap, "_derived", derived)  # from checked states; dropped by pickling
         return snap
 
@@ -336,31 +354,33 @@ class PlanningVectorEnv(VectorEnv):
                     f"cannot restore a {states.game} vector state with config {states.config} "
                     f"into a {proto.game} vector env with config {proto._config}"
                 )
-            if states.data.shape != b[0].shape or states.data.dtype != b[0].dtype:
+            if states.data.shape != b[STATES].shape or states.data.dtype != b[STATES].dtype:
                 raise ValueError(
                     f"cannot restore states of {states.data.dtype}{list(states.data.shape)} into "
-                    f"{n} sub-envs of {b[0].dtype}[{b[0].shape[1]}]"
+                    f"{n} sub-envs of {b[STATES].dtype}[{b[STATES].shape[1]}]"
                 )
             rows, autoreset, rng = states.data, states.autoreset, states.opponent_rng
             if autoreset.shape != (n,) or rng.shape != (n, 1) or rng.dtype != np.uint64:
                 raise ValueError("restore_state: autoreset or opponent_rng of the wrong shape")
             derived = getattr(states, "_derived", None)
         else:
-            rows = rows_of(states, proto.game, proto._config, n, b[0].dtype, b[0].shape[1])
-            autoreset, rng, derived = np.zeros(n, np.bool_), b[12].copy(), None
+            rows = rows_of(
+                states, proto.game, proto._config, n, b[STATES].dtype, b[STATES].shape[1]
+            )
+            autoreset, rng, derived = np.zeros(n, np.bool_), b[OPP_RNG].copy(), None
         if derived is None:
             for i in range(n):
                 try:
                     proto._check_state(np.array(rows[i]))
                 except ValueError as e:
                     raise ValueError(f"sub-env {i}: {e}") from None
-        b[0][:] = rows
-        b[11][:] = autoreset
-        b[12][:] = rng
+        b[STATES][:] = rows
+        b[AUTORESET][:] = autoreset
+        b[OPP_RNG][:] = rng
         if derived is None:
             self._run("refresh", self._buffers)
         else:
-            for i, array in zip((2, 3, 4, 5, 6, 7), derived, strict=True):
+            for i, array in zip(DERIVED, derived, strict=True):
                 b[i][:] = array
         self._reset_called = True
 
