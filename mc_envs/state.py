@@ -8,6 +8,13 @@ from typing import Any
 import numpy as np
 
 
+def frozen_copy(array: np.ndarray) -> np.ndarray:
+    """A read-only copy of ``array`` (what every snapshot holds)."""
+    copy = np.array(array, copy=True)
+    copy.flags.writeable = False
+    return copy
+
+
 @dataclass(frozen=True, eq=False)
 class State:
     """An immutable, picklable snapshot of everything that decides an env's future.
@@ -23,16 +30,12 @@ class State:
     data: np.ndarray = field(repr=False)
 
     def __post_init__(self) -> None:
-        data = np.array(self.data, copy=True)
-        data.flags.writeable = False
-        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "data", frozen_copy(self.data))
 
     def __setstate__(self, state: dict) -> None:
-        data = np.array(state["data"], copy=True)
-        data.flags.writeable = False
         object.__setattr__(self, "game", state["game"])
         object.__setattr__(self, "config", state["config"])
-        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "data", frozen_copy(state["data"]))
 
     def __eq__(self, other: object) -> bool:
         return (

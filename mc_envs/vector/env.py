@@ -10,6 +10,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
+from mc_envs.state import frozen_copy
 from mc_envs.vector.compiled import (
     AUTORESET,
     DERIVED,
@@ -27,7 +28,7 @@ from mc_envs.vector.compiled import (
     STATES,
     TERMINATED,
 )
-from mc_envs.vector.state import VectorState, _frozen, rows_of
+from mc_envs.vector.state import VectorState, rows_of
 from mc_envs.vector.threads import Runner
 
 SEED_BLOCK = 32  # opponent seeds drawn ahead per sub-env, one numpy call per block
@@ -331,7 +332,7 @@ class PlanningVectorEnv(VectorEnv):
         """A snapshot of all N sub-envs (:class:`VectorState`): array copies, no check."""
         b = self._buffers
         snap = VectorState(self.proto.game, self.proto._config, b[STATES], b[AUTORESET], b[OPP_RNG])
-        derived = tuple(_frozen(b[i]) for i in DERIVED)
+        derived = tuple(frozen_copy(b[i]) for i in DERIVED)
         object.__setattr__(snap, "_derived", derived)  # from checked states; dropped by pickling
         return snap
 

@@ -8,13 +8,7 @@ from typing import Any
 import numpy as np
 
 from mc_envs.core import State
-
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    """A read-only copy."""
-    copy = np.array(array, copy=True)
-    copy.flags.writeable = False
-    return copy
+from mc_envs.state import frozen_copy
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,7 +37,7 @@ class VectorState:
 
     def __post_init__(self) -> None:
         for name in ("data", "autoreset", "opponent_rng"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
+            object.__setattr__(self, name, frozen_copy(getattr(self, name)))
 
     def __getstate__(self) -> dict:
         return {
@@ -54,7 +48,7 @@ class VectorState:
         for name in ("game", "config"):
             object.__setattr__(self, name, state[name])
         for name in ("data", "autoreset", "opponent_rng"):
-            object.__setattr__(self, name, _frozen(state[name]))
+            object.__setattr__(self, name, frozen_copy(state[name]))
 
     def __len__(self) -> int:
         return int(self.data.shape[0])
