@@ -187,6 +187,20 @@ class PlanningEnv(gym.Env):
     def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
         raise NotImplementedError
 
+    def _new_states(self, generators: list[np.random.Generator], options: dict | None) -> np.ndarray:
+        """One start per generator, stacked: what ``_new_state(None, options)`` returns with that
+        generator as ``np_random`` (the vector env's resets). Games whose starts cost more than
+        their random draws override it to make the starts in one call."""
+        keep = self._np_random
+        try:
+            rows = []
+            for generator in generators:
+                self._np_random = generator
+                rows.append(self._new_state(None, options))
+        finally:
+            self._np_random = keep
+        return np.stack(rows)
+
     def _start_state(self) -> np.ndarray | None:
         """The state every reset without options starts from, if resets draw no randomness (the
         compiled vector env then resets from it without Python); None otherwise."""

@@ -98,6 +98,24 @@ def test_same_episodes_as_sync_vector_env(env_id: str, kwargs: dict) -> None:
         assert illegal > 0  # and illegal actions with their infos (the trees have none)
 
 
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [("mc_envs/SameGame-v0", {}), ("mc_envs/Sudoku-v0", {}), ("mc_envs/Sudoku-v0", {"size": 16})],
+)
+def test_batched_starts_are_the_single_envs_starts(env_id: str, kwargs: dict) -> None:
+    # Many sub-envs reset in one step: their starts are made in one call (the Sudoku grids on
+    # every core from 8); each is the start the single env draws from the same generator.
+    proto = gym.make(env_id, **kwargs).unwrapped
+    seeds = range(100, 112)
+    batch = proto._new_states([np.random.default_rng(s) for s in seeds], None)
+    for row, s in zip(batch, seeds, strict=True):
+        proto._np_random = np.random.default_rng(s)
+        assert np.array_equal(row, proto._new_state(None, None))
+    assert len({row.tobytes() for row in batch}) == len(batch)
+    ends, _ = run_side_by_side(env_id, kwargs, n=12, steps=40 if kwargs else 120)
+    assert ends >= 12  # several steps restarted many sub-envs at once
+
+
 def test_parallel_and_serial_steps_agree() -> None:
     n = 300
     kw = {"opponent": "random"}

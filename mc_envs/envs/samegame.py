@@ -164,6 +164,13 @@ class SameGameEnv(PlanningEnv):
             board = self.np_random.integers(1, self.colors + 1, size=(self.rows, self.cols))
         return sg.new_state(board, self.colors, self.penalty)
 
+    def _new_states(self, generators: list[np.random.Generator], options: dict | None) -> np.ndarray:
+        if self._fixed is not None:
+            return super()._new_states(generators, options)
+        shape = (self.rows, self.cols)
+        boards = np.stack([g.integers(1, self.colors + 1, size=shape) for g in generators])
+        return sg.new_states(boards, self.colors, self.penalty)
+
     def _start_state(self) -> np.ndarray | None:
         if self._fixed is None:
             return None

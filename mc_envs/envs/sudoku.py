@@ -10,7 +10,7 @@ from gymnasium import spaces
 from mc_envs.core import Chooser, LegalDiscrete, PlanningEnv, PolicyFactory
 from mc_envs.games import sudoku as rules
 from mc_envs.games.sudoku_check import check_state
-from mc_envs.games.sudoku_solve import generate
+from mc_envs.games.sudoku_solve import generate, generate_many
 from mc_envs.rng import Rng
 
 
@@ -141,6 +141,12 @@ class SudokuEnv(PlanningEnv):
         else:
             grid = generate(self.size, self.empty_fraction, self.np_random)
         return rules.new_state(grid, self.branching)
+
+    def _new_states(self, generators: list[np.random.Generator], options: dict | None) -> np.ndarray:
+        if self.puzzle is not None or (options and options.get("puzzle") is not None):
+            return super()._new_states(generators, options)
+        grids = generate_many(self.size, self.empty_fraction, generators)
+        return np.stack([rules.new_state(grid, self.branching) for grid in grids])
 
     def _start_state(self) -> np.ndarray | None:
         return None if self.puzzle is None else rules.new_state(self.puzzle, self.branching)

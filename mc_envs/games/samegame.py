@@ -55,11 +55,17 @@ def _sizes(rows: int, cols: int) -> tuple[int, int, int]:
 
 def new_state(board: np.ndarray, colors: int, penalty: str = "none") -> np.ndarray:
     """The state array of a board (R x C ints, 0 = empty, colours 1..colors; gravity is applied)."""
-    board = np.ascontiguousarray(board, dtype=np.int32)
-    rows, cols = board.shape
-    s = np.zeros(HEADER + _sizes(rows, cols)[1], dtype=np.int32)
-    s[ROWS], s[COLS], s[COLORS], s[PENALTY] = rows, cols, colors, PENALTIES[penalty]
-    _lay(s, board)
+    return new_states(np.asarray(board)[None], colors, penalty)[0]
+
+
+def new_states(boards: np.ndarray, colors: int, penalty: str = "none") -> np.ndarray:
+    """The states of K boards of one size (K x R x C), stacked: :func:`new_state` of each."""
+    boards = np.ascontiguousarray(boards, dtype=np.int32)
+    count, rows, cols = boards.shape
+    s = np.zeros((count, HEADER + _sizes(rows, cols)[1]), dtype=np.int32)
+    s[:, ROWS], s[:, COLS], s[:, COLORS], s[:, PENALTY] = rows, cols, colors, PENALTIES[penalty]
+    for i in range(count):
+        _lay(s[i], boards[i])
     return s
 
 

@@ -280,7 +280,7 @@ def new_state(grid: np.ndarray, branching: str = "mrv") -> np.ndarray:
         ValueError: a value out of range or two equal givens in a row, column or box (the message
             names both positions, rows and columns counted from 1), or an unknown branching.
     """
-    values = np.asarray(grid, dtype=np.int64).ravel()
+    values = np.ascontiguousarray(np.asarray(grid, dtype=np.int64).ravel())
     cells = values.shape[0]
     size = int(round(cells**0.5))
     if size * size != cells:
@@ -288,29 +288,55 @@ def new_state(grid: np.ndarray, branching: str = "mrv") -> np.ndarray:
     b = box_side(size)
     if branching not in BRANCHINGS:
         raise ValueError(f"branching must be one of {sorted(BRANCHINGS)}, got {branching!r}")
-    state = np.zeros(HEADER + 4 * cells, dtype=np.int64)
-    state[SIZE], state[BOX], state[BRANCH] = size, b, BRANCHINGS[branching]
-    state[HEADER + cells : HEADER + 2 * cells] = (1 << size) - 1
-    state[HEADER + 2 * cells : HEADER + 3 * cells] = size
-    seen: dict[tuple[str, int, int], int] = {}
-    for i, v in enumerate(values.tolist()):
+    i, j, unit = _conflict(values, size, b)
+    if i >= 0:
+        v = int(values[i])
+        if j < 0:
+            raise ValueError(f"value {v} at {_where(i, size)} is outside 1..{size}")
+        raise ValueError(
+            f"given {SYMBOLS[v - 1]} at {_where(i, size)} repeats the "
+            f"{SYMBOLS[v - 1]} at {_where(j, size)} in the same {UNITS[unit]}"
+        )
+    return _lay(values, size, b, BRANCHINGS[branching])
+
+
+UNITS = ("row", "column", "box")
+
+
+@njit(cache=True, nogil=True)
+def _conflict(values: np.ndarray, size: int, box: int) -> tuple[int, int, int]:
+    """The first fault of a grid's givens, cell by cell and for each cell its row, column, box:
+    ``(i, -1, 0)`` for a value outside 0..size at cell ``i``, ``(i, j, unit)`` for a given at ``i``
+    repeating the given at ``j`` in a unit of :data:`UNITS`, ``(-1, -1, 0)`` when there is none."""
+    seen = np.full((3, size, size + 1), -1, np.int64)  # [unit, which, value] -> cell
+    for i in range(values.shape[0]):
+        v = values[i]
         if v == 0:
             continue
-        if not 1 <= v <= size:
-            raise ValueError(f"value {v} at {_where(i, size)} is outside 1..{size}")
-        r, c = divmod(i, size)
-        for unit in (("row", r), ("column", c), ("box", (r // b) * b + c // b)):
-            key = (unit[0], unit[1], v)
-            if key in seen:
-                raise ValueError(
-                    f"given {SYMBOLS[v - 1]} at {_where(i, size)} repeats the "
-                    f"{SYMBOLS[v - 1]} at {_where(seen[key], size)} in the same {unit[0]}"
-                )
-            seen[key] = i
-    for i, v in enumerate(values.tolist()):
-        if v:
-            assign(state, i, v)
-    state[HEADER + 3 * cells :] = values != 0
+        if v < 1 or v > size:
+            return i, -1, 0
+        r = i // size
+        c = i - r * size
+        for unit, which in enumerate((r, c, (r // box) * box + c // box)):
+            j = seen[unit, which, v]
+            if j >= 0:
+                return i, j, unit
+            seen[unit, which, v] = i
+    return -1, -1, 0
+
+
+@njit(cache=True, nogil=True)
+def _lay(values: np.ndarray, size: int, box: int, branch: int) -> np.ndarray:
+    """The state of givens that :func:`_conflict` found no fault in."""
+    cells = size * size
+    state = np.zeros(HEADER + 4 * cells, dtype=np.int64)
+    state[SIZE], state[BOX], state[BRANCH] = size, box, branch
+    state[HEADER + cells : HEADER + 2 * cells] = (1 << size) - 1
+    state[HEADER + 2 * cells : HEADER + 3 * cells] = size
+    for i in range(cells):
+        if values[i]:
+            assign(state, i, values[i])
+            state[HEADER + 3 * cells + i] = 1
     return state
 
 

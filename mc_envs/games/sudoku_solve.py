@@ -8,20 +8,22 @@ stays small; both read the same state layout.
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
-from mc_envs._numba import njit
+from mc_envs._numba import instantiate, njit
 from mc_envs.games.sudoku import (
     DEAD,
     FILLED,
     HEADER,
     MOVES,
     SIZE,
+    _lay,
     assign,
     box_side,
     mrv_cell,
     new_state,
 )
-from mc_envs.rng import rng_below, rng_state
+from mc_envs.rng import rng_below, rng_next, rng_state
 
 
 @njit(cache=True, nogil=True)
@@ -138,6 +140,27 @@ def solve(
     return (out.reshape(n, n) if found else None), int(found), int(nodes), bool(exhausted)
 
 
+def _grids(size, box, seeds, holes, grids):  # pragma: no cover  (compiled by instantiate)
+    """Writes into ``grids[i]`` the random complete grid of ``seeds[i]`` (randomized forward checking
+    from the empty grid, with restarts) with the cells ``holes[i]`` emptied."""
+    cells = size * size
+    for i in prange(seeds.shape[0]):
+        empty = _lay(np.zeros(cells, np.int64), size, box, 0)
+        rng = np.empty(1, np.uint64)
+        rng[0] = np.uint64(seeds[i])
+        rng[0] = rng_next(rng)  # rng_state(seeds[i])
+        grid = grids[i]
+        while not dfs(empty, rng, True, 1, 20 * cells, grid)[0]:
+            pass
+        for h in holes[i]:
+            grid[h] = 0
+
+
+_grids_serial = instantiate(_grids, "serial")
+_grids_parallel = instantiate(_grids, "parallel", parallel=True)
+PARALLEL_FROM = 8  # puzzles made in one call from which both cores share them
+
+
 def random_grid(size: int, seed: int) -> np.ndarray:
     """A random complete grid: randomized forward checking from the empty grid, with restarts.
 
@@ -145,14 +168,9 @@ def random_grid(size: int, seed: int) -> np.ndarray:
         size: 9 or 16.
         seed: decides the grid.
     """
-    empty = np.zeros(size * size, dtype=np.int64)
-    state = new_state(empty)
-    out = np.zeros(size * size, dtype=np.int64)
-    rng = rng_state(seed)
-    while True:
-        found, _, _ = dfs(state, rng, True, 1, 20 * size * size, out)
-        if found:
-            return out.reshape(size, size)
+    grids = np.zeros((1, size * size), dtype=np.int64)
+    _grids_serial(size, box_side(size), np.array([seed], np.int64), np.zeros((1, 0), np.int64), grids)
+    return grids[0].reshape(size, size)
 
 
 def generate(size: int, empty_fraction: float, np_random: np.random.Generator) -> np.ndarray:
@@ -166,12 +184,24 @@ def generate(size: int, empty_fraction: float, np_random: np.random.Generator) -
     Raises:
         ValueError: an ``empty_fraction`` outside [0, 1].
     """
+    return generate_many(size, empty_fraction, [np_random])[0].reshape(size, size)
+
+
+def generate_many(
+    size: int, empty_fraction: float, generators: list[np.random.Generator]
+) -> np.ndarray:
+    """One puzzle per generator, ``[K, size * size]``: :func:`generate` of each, made in one
+    compiled call (on every core from :data:`PARALLEL_FROM` puzzles)."""
     if not 0.0 <= empty_fraction <= 1.0:
         raise ValueError(f"empty_fraction must be in [0, 1], got {empty_fraction!r}")
-    box_side(size)
-    grid = random_grid(size, int(np_random.integers(0, 2**63 - 1))).ravel()
-    holes = np_random.choice(
-        size * size, size=int(round(empty_fraction * size * size)), replace=False
-    )
-    grid[holes] = 0
-    return grid.reshape(size, size)
+    box = box_side(size)
+    cells = size * size
+    count = len(generators)
+    seeds = np.empty(count, np.int64)
+    holes = np.empty((count, int(round(empty_fraction * cells))), np.int64)
+    for i, g in enumerate(generators):  # each generator draws as generate always has
+        seeds[i] = g.integers(0, 2**63 - 1)
+        holes[i] = g.choice(cells, size=holes.shape[1], replace=False)
+    grids = np.empty((count, cells), np.int64)
+    (_grids_parallel if count >= PARALLEL_FROM else _grids_serial)(size, box, seeds, holes, grids)
+    return grids

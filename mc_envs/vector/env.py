@@ -170,14 +170,10 @@ class PlanningVectorEnv(VectorEnv):
 
     def _draw_starts(self, where: np.ndarray, options: dict | None) -> None:
         """Writes a new start into each sub-env of ``where`` from its own ``np_random``."""
-        states, proto = self._buffers[STATES], self.proto
-        keep = proto._np_random if hasattr(proto, "_np_random") else None
-        try:
-            for i in np.flatnonzero(where):
-                proto._np_random = self._rng(int(i))
-                states[i] = proto._new_state(None, options)
-        finally:
-            proto._np_random = keep
+        rows = np.flatnonzero(where)
+        if rows.size:
+            generators = [self._rng(int(i)) for i in rows]
+            self._buffers[STATES][rows] = self.proto._new_states(generators, options)
 
     def _draw_seeds(self, where: np.ndarray) -> None:
         """Refills the opponent seeds of the sub-envs of ``where`` (the draws of their resets)."""
