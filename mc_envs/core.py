@@ -187,7 +187,9 @@ class PlanningEnv(gym.Env):
     def _new_state(self, seed: int | None, options: dict | None) -> np.ndarray:
         raise NotImplementedError
 
-    def _new_states(self, generators: list[np.random.Generator], options: dict | None) -> np.ndarray:
+    def _new_states(
+        self, generators: list[np.random.Generator], options: dict | None
+    ) -> np.ndarray:
         """One start per generator, stacked: what ``_new_state(None, options)`` returns with that
         generator as ``np_random`` (the vector env's resets). Games whose starts cost more than
         their random draws override it to make the starts in one call."""

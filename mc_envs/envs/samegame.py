@@ -164,7 +164,9 @@ class SameGameEnv(PlanningEnv):
             board = self.np_random.integers(1, self.colors + 1, size=(self.rows, self.cols))
         return sg.new_state(board, self.colors, self.penalty)
 
-    def _new_states(self, generators: list[np.random.Generator], options: dict | None) -> np.ndarray:
+    def _new_states(
+        self, generators: list[np.random.Generator], options: dict | None
+    ) -> np.ndarray:
         if self._fixed is not None:
             return super()._new_states(generators, options)
         shape = (self.rows, self.cols)

@@ -142,7 +142,9 @@ class SudokuEnv(PlanningEnv):
             grid = generate(self.size, self.empty_fraction, self.np_random)
         return rules.new_state(grid, self.branching)
 
-    def _new_states(self, generators: list[np.random.Generator], options: dict | None) -> np.ndarray:
+    def _new_states(
+        self, generators: list[np.random.Generator], options: dict | None
+    ) -> np.ndarray:
         if self.puzzle is not None or (options and options.get("puzzle") is not None):
             return super()._new_states(generators, options)
         grids = generate_many(self.size, self.empty_fraction, generators)

@@ -169,7 +169,9 @@ def random_grid(size: int, seed: int) -> np.ndarray:
         seed: decides the grid.
     """
     grids = np.zeros((1, size * size), dtype=np.int64)
-    _grids_serial(size, box_side(size), np.array([seed], np.int64), np.zeros((1, 0), np.int64), grids)
+    _grids_serial(
+        size, box_side(size), np.array([seed], np.int64), np.zeros((1, 0), np.int64), grids
+    )
     return grids[0].reshape(size, size)
 
 
