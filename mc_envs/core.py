@@ -188,11 +188,12 @@ class PlanningEnv(gym.Env):
         raise NotImplementedError
 
     def _new_states(
-        self, generators: list[np.random.Generator], options: dict | None
+        self, generators: list[np.random.Generator], options: dict | None, *, parallel: bool = False
     ) -> np.ndarray:
         """One start per generator, stacked: what ``_new_state(None, options)`` returns with that
         generator as ``np_random`` (the vector env's resets). Games whose starts cost more than
-        their random draws override it to make the starts in one call."""
+        their random draws override it to make the starts in one call, on every core if
+        ``parallel``."""
         keep = self._np_random
         try:
             rows = []

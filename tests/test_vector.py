@@ -107,7 +107,8 @@ def test_batched_starts_are_the_single_envs_starts(env_id: str, kwargs: dict) ->
     # every core from 8); each is the start the single env draws from the same generator.
     proto = gym.make(env_id, **kwargs).unwrapped
     seeds = range(100, 112)
-    batch = proto._new_states([np.random.default_rng(s) for s in seeds], None)
+    generators = [np.random.default_rng(s) for s in seeds]
+    batch = proto._new_states(generators, None, parallel=True)
     for row, s in zip(batch, seeds, strict=True):
         proto._np_random = np.random.default_rng(s)
         assert np.array_equal(row, proto._new_state(None, None))

@@ -165,7 +165,7 @@ class SameGameEnv(PlanningEnv):
         return sg.new_state(board, self.colors, self.penalty)
 
     def _new_states(
-        self, generators: list[np.random.Generator], options: dict | None
+        self, generators: list[np.random.Generator], options: dict | None, *, parallel: bool = False
     ) -> np.ndarray:
         if self._fixed is not None:
             return super()._new_states(generators, options)

@@ -143,11 +143,11 @@ class SudokuEnv(PlanningEnv):
         return rules.new_state(grid, self.branching)
 
     def _new_states(
-        self, generators: list[np.random.Generator], options: dict | None
+        self, generators: list[np.random.Generator], options: dict | None, *, parallel: bool = False
     ) -> np.ndarray:
         if self.puzzle is not None or (options and options.get("puzzle") is not None):
             return super()._new_states(generators, options)
-        grids = generate_many(self.size, self.empty_fraction, generators)
+        grids = generate_many(self.size, self.empty_fraction, generators, parallel=parallel)
         return np.stack([rules.new_state(grid, self.branching) for grid in grids])
 
     def _start_state(self) -> np.ndarray | None:

@@ -190,10 +190,14 @@ def generate(size: int, empty_fraction: float, np_random: np.random.Generator) -
 
 
 def generate_many(
-    size: int, empty_fraction: float, generators: list[np.random.Generator]
+    size: int,
+    empty_fraction: float,
+    generators: list[np.random.Generator],
+    *,
+    parallel: bool = False,
 ) -> np.ndarray:
     """One puzzle per generator, ``[K, size * size]``: :func:`generate` of each, made in one
-    compiled call (on every core from :data:`PARALLEL_FROM` puzzles)."""
+    compiled call (with ``parallel``, on every core from :data:`PARALLEL_FROM` puzzles)."""
     if not 0.0 <= empty_fraction <= 1.0:
         raise ValueError(f"empty_fraction must be in [0, 1], got {empty_fraction!r}")
     box = box_side(size)
@@ -205,5 +209,6 @@ def generate_many(
         seeds[i] = g.integers(0, 2**63 - 1)
         holes[i] = g.choice(cells, size=holes.shape[1], replace=False)
     grids = np.empty((count, cells), np.int64)
-    (_grids_parallel if count >= PARALLEL_FROM else _grids_serial)(size, box, seeds, holes, grids)
+    parallel = parallel and count >= PARALLEL_FROM
+    (_grids_parallel if parallel else _grids_serial)(size, box, seeds, holes, grids)
     return grids

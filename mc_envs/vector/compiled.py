@@ -60,12 +60,20 @@ TWO_PLAYER = False
 CHUNKS = 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _unmark(i, legal, n_legal, masks):
+    # masks[i] is True exactly at legal[i, :n_legal[i]]: clearing those keeps a row of Morpion's
+    # 20,480 actions from being cleared whole at every step. Called before anything writes legal[i].
+    for j in range(n_legal[i]):
+        masks[i, legal[i, j]] = False
+
+
 def _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores):  # pragma: no cover
+    # after _unmark(i, ...)
     s = states[i]
     n = k_legal(s, ws[i], legal[i])
     n_legal[i] = n
     mask = masks[i]
-    mask[:] = False
     for j in range(n):
         mask[legal[i, j]] = True
     k_observe(s, obs[i])
@@ -85,6 +93,7 @@ def _reset_one(i, b, c):  # pragma: no cover
     states, ws, legal, n_legal, masks, obs, players, scores = b[:8]
     rewards, terminated, illegal, autoreset, opp_rng, seeds, seed_next = b[8:]
     template, use_template, illegal_reward, opponent, agent_player = c
+    _unmark(i, legal, n_legal, masks)
     if use_template:
         states[i, :] = template
     if opponent == RANDOM_OPPONENT:
@@ -120,6 +129,7 @@ def _step_range(lo, hi, actions, b, c):  # pragma: no cover
         s = states[i]
         mover = players[i]
         before = scores[i]
+        _unmark(i, legal, n_legal, masks)
         k_play(s, action, ws[i])
         if opponent == RANDOM_OPPONENT:
             _opponent_move(i, states, ws, legal, opp_rng)
@@ -143,6 +153,7 @@ def _reset_range(lo, hi, where, b, c):  # pragma: no cover
 def _refresh_range(lo, hi, b):  # pragma: no cover
     states, ws, legal, n_legal, masks, obs, players, scores = b[:8]
     for i in range(lo, hi):
+        _unmark(i, legal, n_legal, masks)
         _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores)
 
 

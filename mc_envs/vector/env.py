@@ -173,7 +173,10 @@ class PlanningVectorEnv(VectorEnv):
         rows = np.flatnonzero(where)
         if rows.size:
             generators = [self._rng(int(i)) for i in rows]
-            self._buffers[STATES][rows] = self.proto._new_states(generators, options)
+            parallel = bool(self._run.parallel)
+            self._buffers[STATES][rows] = self.proto._new_states(
+                generators, options, parallel=parallel
+            )
 
     def _draw_seeds(self, where: np.ndarray) -> None:
         """Refills the opponent seeds of the sub-envs of ``where`` (the draws of their resets)."""
