@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 
 from mc_envs.records import read_record, verify_record
 
@@ -321,3 +322,20 @@ def test_vector_bench_times_maskable_ppo_over_both_vector_envs(tmp_path):
         assert run["learn_s"] > 0 and run["steps_done"] >= 256 and run["max_rss_kb"] > 0, run
         assert -1 <= run["mean_episode_reward"] <= 1 and run["episodes_averaged"] > 0
     assert ppo["dummy_over_ours_seconds"] > 0
+
+
+def test_vector_bench_draws_uniform_legal_actions_for_the_whole_batch():
+    impls = runpy.run_path(str(BENCHMARKS / "vector_bench_impls.py"))
+    draw = impls["Draw"](seed=3)
+    mask = np.zeros((4, 10), bool)
+    mask[0, [1, 5]] = True
+    mask[2, 9] = True
+    mask[3] = True  # row 1 has no legal action: action 0
+    counts = np.zeros((4, 10), np.int64)
+    for _ in range(4000):
+        counts[np.arange(4), draw(mask)] += 1
+    rows = [0, 2, 3]
+    assert (counts[rows][~mask[rows]] == 0).all() and counts[1, 0] == 4000
+    assert counts[2, 9] == 4000 and abs(counts[0, 1] - 2000) < 200
+    assert counts[3].min() > 300 and counts[3].max() < 500  # 400 each, uniform
+    assert (draw(np.zeros((3, 5), bool)) == 0).all()
