@@ -6,3 +6,29 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+import traceback  # noqa: E402
+
+import pytest  # noqa: E402
+
+# JAX's threads do not survive os.fork() (it warns "this will likely lead to a deadlock"): no test
+# may fork once JAX is imported; children start with spawn or forkserver. Every fork is noted here
+# and the test that made it fails.
+_forks_after_jax: list[str] = []
+
+
+def _note_fork() -> None:
+    if "jax" in sys.modules:
+        _forks_after_jax.append("".join(traceback.format_stack(limit=12)))
+
+
+os.register_at_fork(before=_note_fork)
+
+
+@pytest.fixture(autouse=True)
+def _no_fork_after_jax():
+    before = len(_forks_after_jax)
+    yield
+    assert len(_forks_after_jax) == before, "os.fork() after JAX was imported:\n" + "\n".join(
+        _forks_after_jax[before:]
+    )

@@ -196,7 +196,9 @@ def test_the_conformance_suite_checks_the_terminate_policy() -> None:
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("env_id", sorted(mc_envs.ENVS))
 def test_make_vec_with_action_masks_and_an_illegal_action(env_id, mode) -> None:
-    envs = gym.make_vec(env_id, num_envs=2, vectorization_mode=mode)
+    # forkserver: the async workers must not be forked from a process that has imported JAX
+    kwargs = {"vector_kwargs": {"context": "forkserver"}} if mode == "async" else {}
+    envs = gym.make_vec(env_id, num_envs=2, vectorization_mode=mode, **kwargs)
     try:
         assert envs.metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP
         assert gym.make(env_id).metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP
