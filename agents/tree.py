@@ -100,10 +100,16 @@ def expand(t, node, moves, n, priors, noise, eps, uniform):
 def select_edge(t, node, cfg, rng):
     """The edge to follow from an expanded ``node`` with at least one edge: UCB1 (unvisited edges
     first, uniformly) or PUCT (AlphaGo or AlphaZero form), by ``cfg[MODE]``."""
+    mode, c, fpu = int(cfg[MODE]), cfg[C], cfg[FPU]
+    return select_edge_by(
+        t, node, rng, mode, c, fpu, cfg[TWO_PLAYER] != 0.0, cfg[BACKUP_MAX] != 0.0
+    )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def select_edge_by(t, node, rng, mode, c, fpu, two_player, use_max):
+    """:func:`select_edge` with the settings read from ``cfg`` once per search, not per node."""
     ni, nf, ea, ep = t.ni, t.nf, t.ea, t.ep
-    two_player = cfg[TWO_PLAYER] != 0.0
-    use_max = cfg[BACKUP_MAX] != 0.0
-    mode, c = int(cfg[MODE]), cfg[C]
     lo = t.norm[0]
     span = t.norm[1] - t.norm[0]
     n = ni[node, NEDGES]
@@ -142,7 +148,7 @@ def select_edge(t, node, cfg, rng):
     for k in range(n):
         ch = ea[e0 + k, CHILD]
         nv = 0.0
-        q = cfg[FPU]
+        q = fpu
         if ch >= 0:
             nv = nf[ch, VISITS]
             if nv > 0.0:
@@ -214,7 +220,8 @@ def _tree_search(g, t, w, policy, rng, sh):
     states, ws, control = g.states, g.ws, sh.control
     moves, path, fbuf, cfg = w.moves, w.path, w.fbuf, w.cfg
     two_player = cfg[TWO_PLAYER] != 0.0
-    ucb = int(cfg[MODE]) == MODE_UCB
+    mode, c, fpu, use_max = int(cfg[MODE]), cfg[C], cfg[FPU], cfg[BACKUP_MAX] != 0.0
+    ucb = mode == MODE_UCB
     max_actions = moves.shape[0]
     root = t.used[ROOT]
     done = 0
@@ -241,8 +248,11 @@ def _tree_search(g, t, w, policy, rng, sh):
                 expand(t, node, moves, n, fbuf[1], fbuf[0], eps, ucb)
             if t.ni[node, NEDGES] == 0:
                 break  # the game is over here
-            e = select_edge(t, node, cfg, rng)
-            node = child_of(t, node, e, player(states, 1) if two_player else 0)
+            e = select_edge_by(t, node, rng, mode, c, fpu, two_player, use_max)
+            if t.ea[e, CHILD] >= 0:
+                node = t.ea[e, CHILD]
+            else:  # the mover is asked of the game only for a new node
+                node = child_of(t, node, e, player(states, 1) if two_player else 0)
             a = t.ea[e, ACTION]
             play(states, 1, a, ws)
             path[depth] = a
