@@ -24,7 +24,7 @@ release = version = mc_envs.__version__
 
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "env_pages"]
 source_suffix = {".md": "markdown"}
-exclude_patterns = ["_build", "README.md"]
+exclude_patterns = ["_build"]
 myst_heading_anchors = 3
 smartquotes = False  # the docstrings' quotes as written (Morpion's backslash diagonal)
 
