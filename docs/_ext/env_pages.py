@@ -58,14 +58,16 @@ def env_page(env_id: str, entry_point: str, kwargs: dict, picture: dict | None) 
     names = ", ".join(f"`{g.name}`" + (f" ({kwargs_text(g.cli)})" if g.cli else "") for g in games)
     aliases = ", ".join(f"`{a}`" for g in games for a in g.aliases) or "none"
     players = games[0].players
-    signature = str(inspect.signature(cls.__init__)).replace("(self, ", "(", 1)
+    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    defaults = ", ".join(f"`{p.name}={p.default!r}`" for p in parameters)
     lines = [f"# {slug(env_id)}", ""]
     if picture is not None:
         lines += [
             f"```{{figure}} ../pictures/{picture['picture']}",
             f":alt: {slug(env_id)}, a finished game",
             "",
-            f"{picture['caption']} (drawn by `render`, `docs/make_pictures.py`).",
+            f"{picture['caption'][:1].upper()}{picture['caption'][1:]} (drawn by `render`, "
+            "`docs/make_pictures.py`).",
             "```",
             "",
         ]
@@ -78,6 +80,7 @@ def env_page(env_id: str, entry_point: str, kwargs: dict, picture: dict | None) 
         f"| registered kwargs | {kwargs_text(kwargs)} |",
         f"| class | `{entry_point}` |",
         f"| players | {players} |",
+        f"| default playout policy | `{getattr(cls, 'default_policy', 'random')}` |",
         f"| command-line name | {names} (aliases: {aliases}) |",
         "",
         "```python",
@@ -87,7 +90,7 @@ def env_page(env_id: str, entry_point: str, kwargs: dict, picture: dict | None) 
         f'env = gym.make("{env_id}")',
         "```",
         "",
-        f"Constructor keyword arguments: `{cls.__name__}{signature}`.",
+        f"`{cls.__name__}`'s keyword arguments and their defaults: {defaults}.",
         "",
         to_myst(inspect.cleandoc(body)),
         "",
