@@ -81,9 +81,9 @@ def game(env_id: str):
     kwargs, agent, how = {}, NMCS(level=1, seed=0), "NMCS level 1, seed 0"
     if name == "SameGame-v0":
         kwargs, agent, how = {"position": 1}, NMCS(level=2, seed=0), "NMCS level 2, seed 0"
-        how = f"standard position 1, {how}"
+        how = f"Standard position 1, {how}"
     elif name == "Sudoku-v0":
-        how = "a puzzle generated from reset seed 0, NMCS level 1, seed 0"
+        how = "A puzzle generated from reset seed 0, NMCS level 1, seed 0"
     elif name == "WeakSchur-v0":
         agent, how = NMCS(level=2, seed=0), "NMCS level 2, seed 0"
     env, actions, score = searched(env_id, agent, **kwargs)

@@ -66,8 +66,7 @@ def env_page(env_id: str, entry_point: str, kwargs: dict, picture: dict | None) 
             f"```{{figure}} ../pictures/{picture['picture']}",
             f":alt: {slug(env_id)}, a finished game",
             "",
-            f"{picture['caption'][:1].upper()}{picture['caption'][1:]} (drawn by `render`, "
-            "`docs/make_pictures.py`).",
+            f"{picture['caption']} (drawn by `render`, `docs/make_pictures.py`).",
             "```",
             "",
         ]
