@@ -2,13 +2,14 @@
 
     SDL_VIDEODRIVER=dummy python docs/make_pictures.py
 
-writes ``docs/pictures/<Name>-v0.png`` (or ``.gif``, see ``ANIMATED``) for every id of :data:`mc_envs.registry.ENVS` and
-``docs/pictures/pictures.json`` (id -> the picture's file and how the game was made, the
-caption on the page). The games
-come from short seeded searches with budgets counted in playouts or iterations (the same pictures on
-every run) or, for Morpion, from the shipped records. The PNGs are committed, so building the docs
-needs neither numba's compilation nor pygame; ``tests/test_docs.py`` checks that every id has one.
-Run it again after changing a game's drawing or adding a game.
+writes ``docs/pictures/<Name>-v0.png`` (or ``.gif``, see ``ANIMATED``) for every id of
+:data:`mc_envs.registry.ENVS` (or of the ids given) and ``docs/pictures/pictures.json`` (id -> the
+picture's file and how the game was made, the caption on the page). A puzzle's game is one
+complete seeded NMCS search (level 1 unless ``game`` says otherwise), a two-player game UCT
+against UCT with a fixed number of iterations, Morpion a shipped record: the same pictures on
+every run. The pictures are committed, so building the docs needs neither numba's compilation
+nor pygame; ``tests/test_docs.py`` checks that every id has one. Run it again after changing a
+game's drawing or adding a game.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 import gymnasium as gym  # noqa: E402
 
 import mc_envs  # noqa: E402, F401  (registers the ids)
-from mc_envs.registry import ENVS  # noqa: E402
+from mc_envs.registry import ENVS, GAMES  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "pictures"
 # ids shown as an animated GIF of the whole game (frames per second), the others as a PNG of the end
@@ -73,8 +74,8 @@ def game(env_id: str):
         record = {"5D": "msr_rosin82.json", "5T": "msr_rosin178.json"}[ENVS[env_id][1]["variant"]]
         replay = load(MORPION / record)
         return replay, f"Rosin's record, {len(replay)} moves (mc_envs/data/morpion/{record})"
-    if name in ("TicTacToe-v0", "ConnectFour-v0"):
-        iterations = 2_000 if name == "ConnectFour-v0" else 200
+    if any(g.env_id == env_id and g.players == 2 for g in GAMES):
+        iterations = 200 if name == "TicTacToe-v0" else 2_000
         env, actions, outcome = self_play(env_id, iterations)
         caption = f"UCT against UCT, {iterations:,} iterations a move, seeds 0 and 1: {outcome}"
         return Replay(env, actions, name), caption
