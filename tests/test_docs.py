@@ -101,6 +101,25 @@ def test_a_missing_picture_is_a_build_warning(tmp_path, monkeypatch):
     assert "figure" in (tmp_path / "envs" / "SameGame-v0.md").read_text()
 
 
+def test_the_script_draws_the_committed_picture():
+    """docs/make_pictures.py works, and a committed picture is what it draws (a cheap id)."""
+    pytest.importorskip("pygame")
+    iio = pytest.importorskip("imageio.v3")
+    sys.path.insert(0, str(DOCS))
+    try:
+        import make_pictures
+    finally:
+        sys.path.remove(str(DOCS))
+    from render.draw import surface_to_array
+    from render.replay import frame_surface
+
+    replay, caption = make_pictures.game("mc_envs/LeftMove-v0")
+    drawn = surface_to_array(frame_surface(replay, len(replay)))
+    committed = json.loads((PICTURES / "pictures.json").read_text())["mc_envs/LeftMove-v0"]
+    assert caption == committed["caption"]
+    assert (iio.imread(PICTURES / committed["picture"])[..., :3] == drawn).all()
+
+
 # -- the guides' code examples --------------------------------------------------------------------
 
 # Budgets shortened for the tests (the examples keep their real ones).
