@@ -5,15 +5,27 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.core
 
-.PHONY: demo test lint bench warmup clean
+.PHONY: demo test docs lint bench warmup clean
+
+# PyTorch's index of CPU builds, and the CPU build taken when that index does not answer.
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_FALLBACK ?= torch==2.13.0+cpu
+NO_CUDA := import importlib.metadata as m; cuda = sorted(d.metadata["Name"] for d in m.distributions() \
+	if d.metadata["Name"].lower().startswith(("nvidia", "cuda"))); assert not cuda, f"CUDA packages: {cuda}"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	# CPU PyTorch for the rl extra (stable-baselines3, sb3-contrib). The pin takes the machine's
-	# local CPU build; unpinned, pip would take the newest build with several GB of CUDA packages.
-	$(PY) -m pip install --quiet "torch==2.13.0"
+	# CPU PyTorch for the rl extra (stable-baselines3, sb3-contrib): PyPI's Linux torch brings several
+	# GB of CUDA packages. From PyTorch's CPU index when it answers within 10 s (as on a user's
+	# machine); otherwise TORCH_FALLBACK, whose +cpu tag matches only a CPU build (this build
+	# machine reaches no such index, and its local wheel folder holds that build). Then no CUDA
+	# package may be installed.
+	if $(PY) -c "import urllib.request as u; u.urlopen('$(TORCH_CPU_INDEX)/torch/', timeout=10)" 2>/dev/null; \
+	then $(PY) -m pip install --quiet --index-url $(TORCH_CPU_INDEX) torch; \
+	else $(PY) -m pip install --quiet "$(TORCH_FALLBACK)"; fi
 	$(PY) -m pip install --quiet -e ".[all]"
+	$(PY) -c '$(NO_CUDA)'
 	touch $(STAMP)
 
 # The demo needs the core package only (numpy, numba, gymnasium): no torch, JAX, Ray or OpenSpiel.
@@ -27,9 +39,19 @@ demo: $(DEMO_STAMP)
 	$(VENV)/bin/mc-envs solve samegame --position 1 --algo nmcs --level 2 --time 60 --out solution.json
 	$(VENV)/bin/mc-envs verify solution.json
 
+# The documentation site (docs/, Sphinx): every page written again (-E), any warning an error.
+SPHINX := $(PY) -m sphinx -b html -E -q -W --keep-going docs docs/_build/html
+
+docs: $(STAMP)
+	$(SPHINX)
+	@echo "docs/_build/html/index.html"
+
+# The docs build first (a broken page fails here); tests/test_docs.py then checks that build.
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(PY) -m pytest -q --durations=20 tests
+	$(SPHINX)
+	MC_ENVS_DOCS_HTML=docs/_build/html SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy \
+		$(PY) -m pytest -q --durations=20 tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
@@ -41,4 +63,4 @@ warmup: $(STAMP)
 	$(VENV)/bin/mc-envs warmup
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info docs/_build docs/envs

@@ -73,8 +73,8 @@ class PUCT(TreeAgent):
         batch_size: leaves evaluated per call of ``evaluator`` (with virtual loss).
         value_scale: puzzles with an evaluator: a finished game's score is divided by this
             (default: the env's ``max_score``).
-        iterations, time_limit, seed, policy, backup, reuse, compiled, max_tree_bytes, workers,
-            backend, address: as for :class:`agents.UCT`.
+        iterations, time_limit, seed, policy, backup, reuse: as for :class:`agents.UCT`.
+        compiled, max_tree_bytes, workers, backend, address: as for :class:`agents.UCT`.
     """
 
     name = "puct"

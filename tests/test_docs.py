@@ -1,0 +1,189 @@
+"""The documentation site: it builds with warnings as errors, every registered id has its page
+(from the env's docstring) with its picture, and the guides' code examples run as written.
+
+``make test`` builds the site before the tests and names it in ``MC_ENVS_DOCS_HTML``; run alone,
+this module builds it into a temporary folder.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from mc_envs.registry import ENVS
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PICTURES = DOCS / "pictures"
+SECTIONS = (
+    "Description",
+    "Action Space",
+    "Observation Space",
+    "Rewards",
+    "Episode End",
+    "Arguments",
+    "Version History",
+)
+
+
+def slug(env_id):
+    return env_id.partition("/")[2]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    built = os.environ.get("MC_ENVS_DOCS_HTML")
+    if built:
+        return ROOT / built
+    out = tmp_path_factory.mktemp("html")
+    build = [sys.executable, "-m", "sphinx", "-b", "html", "-E", "-q", "-W", "--keep-going"]
+    proc = subprocess.run(
+        [*build, str(DOCS), str(out)], capture_output=True, text=True, timeout=240
+    )
+    assert proc.returncode == 0, f"the docs build failed:\n{proc.stderr[-4000:]}"
+    return out
+
+
+def test_every_id_has_a_committed_picture():
+    pictures = json.loads((PICTURES / "pictures.json").read_text())
+    assert sorted(pictures) == sorted(ENVS), "run docs/make_pictures.py for the missing ids"
+    for env_id, entry in pictures.items():
+        head = (PICTURES / entry["picture"]).read_bytes()[:8]
+        assert head.startswith((b"\x89PNG", b"GIF8")), env_id
+        assert entry["caption"], env_id
+
+
+@pytest.mark.timeout(240)  # builds the whole site when make test has not
+def test_every_id_has_a_page_with_its_picture(site):
+    pictures = json.loads((PICTURES / "pictures.json").read_text())
+    index = (site / "envs" / "index.html").read_text()
+    for env_id in ENVS:
+        page_path = site / "envs" / f"{slug(env_id)}.html"
+        assert page_path.exists(), f"{env_id} has no page"
+        assert f'href="{slug(env_id)}.html"' in index, f"the envs index does not link {env_id}"
+        page = page_path.read_text()
+        assert env_id in page
+        for section in SECTIONS:  # the docstring's sections, as headings
+            assert re.search(rf"<h2>{section}<a", page), f"{env_id}: no {section} section"
+        images = re.findall(r'<img[^>]+src="([^"]+)"', page)
+        assert len(images) == 1, f"{env_id}: {len(images)} pictures"
+        shown = (page_path.parent / images[0]).resolve()
+        committed = PICTURES / pictures[env_id]["picture"]
+        assert shown.read_bytes() == committed.read_bytes(), f"{env_id} shows another picture"
+        assert pictures[env_id]["caption"].split(":")[0] in page
+
+
+def test_a_missing_picture_is_a_build_warning(tmp_path, monkeypatch):
+    """What makes ``-W`` fail the build when an id has no picture."""
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        import env_pages
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    (tmp_path / "pictures").mkdir()
+    pictures = json.loads((PICTURES / "pictures.json").read_text())
+    missing = "mc_envs/ConnectFour-v0"
+    for env_id, entry in pictures.items():
+        if env_id != missing:
+            name = entry["picture"]
+            (tmp_path / "pictures" / name).write_bytes((PICTURES / name).read_bytes())
+    (tmp_path / "pictures" / "pictures.json").write_text(json.dumps(pictures))
+    warnings = []
+    monkeypatch.setattr(env_pages.logger, "warning", warnings.append)
+    env_pages.generate(SimpleNamespace(srcdir=str(tmp_path)))
+    assert warnings == [f"{missing} has no picture: run docs/make_pictures.py {missing}"]
+    assert "figure" not in (tmp_path / "envs" / f"{slug(missing)}.md").read_text()
+    assert "figure" in (tmp_path / "envs" / "SameGame-v0.md").read_text()
+
+
+def test_the_script_draws_the_committed_picture():
+    """docs/make_pictures.py works, and a committed picture is what it draws (a cheap id)."""
+    pytest.importorskip("pygame")
+    iio = pytest.importorskip("imageio.v3")
+    sys.path.insert(0, str(DOCS))
+    try:
+        import make_pictures
+    finally:
+        sys.path.remove(str(DOCS))
+    from render.draw import surface_to_array
+    from render.replay import frame_surface
+
+    replay, caption = make_pictures.game("mc_envs/LeftMove-v0")
+    drawn = surface_to_array(frame_surface(replay, len(replay)))
+    committed = json.loads((PICTURES / "pictures.json").read_text())["mc_envs/LeftMove-v0"]
+    assert caption == committed["caption"]
+    assert (iio.imread(PICTURES / committed["picture"])[..., :3] == drawn).all()
+
+
+# -- the guides' code examples --------------------------------------------------------------------
+
+# Budgets shortened for the tests (the examples keep their real ones).
+SHORTER = {
+    "time_limit=10": "time_limit=1",
+    "total_timesteps=20_000": "total_timesteps=64",
+    "total_timesteps=4_096": "total_timesteps=1_024",
+}
+
+
+def _blocks():
+    for path in sorted(DOCS.rglob("*.md")):
+        if "_build" in path.parts or path.parent.name == "envs":
+            continue
+        for i, block in enumerate(re.findall(r"```python\n(.*?)```", path.read_text(), re.S)):
+            if not block.startswith("# not run"):
+                yield pytest.param(block, id=f"{path.relative_to(DOCS)}#{i}")
+
+
+def _illegal_actions(out):
+    lines = out.splitlines()
+    assert lines[0].startswith("-1.0 True True cell (row 1, col 1)")
+    assert lines[1].startswith("illegal action 4 (r1c1): cell (row 1, col 1) is occupied")
+
+
+def _evaluator(out):
+    move, iterations = out.split()
+    assert 0 <= int(move) < 7 and int(iterations) == 200
+
+
+def _vector(out):
+    assert out.split() == ["(1024,", "2,", "6,", "7)", "1024", "ConnectFour"]
+
+
+# What a block prints, where it says (found by a line of the block).
+OUTPUTS = {
+    "print(reward, terminated, info": _illegal_actions,
+    "def evaluator(observations, masks)": _evaluator,
+    "snapshot = envs.clone_state()": _vector,
+    "print(result.score, len(result.actions)": lambda out: float(out.split()[0]) > 0,
+    "enough(progress)": lambda out: out.split() == ["callback", "True", "True"],
+    "print(env.returns())": lambda out: "[" in out,
+    "print(more.score == whole.score": lambda out: out.split() == ["True", "True"],
+    "print(verify_record(": lambda out: out.split() == ["True"],
+    "print(0 <= agent.act(env) < 7)": lambda out: out.split() == ["True"],
+}
+
+
+@pytest.mark.timeout(300)  # the first run compiles kernels; MaskablePPO imports torch
+@pytest.mark.parametrize("block", list(_blocks()))
+def test_the_guides_examples_run(block, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for long, short in SHORTER.items():
+        block = block.replace(long, short)
+    exec(compile(block, "docs", "exec"), {"__name__": "docs_example"})
+    out = capsys.readouterr().out
+    checks = [check for marker, check in OUTPUTS.items() if marker in block]
+    assert len(checks) <= 1
+    for check in checks:
+        assert check(out) is not False, out
+
+
+def test_the_moved_examples_keep_their_budgets():
+    """The shortened budgets are the ones the guides show (a renamed budget would run in full)."""
+    text = "".join((DOCS / "guides" / name).read_text() for name in ("rl.md", "planning.md"))
+    for long in SHORTER:
+        assert long in text
