@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,7 +43,9 @@ from agents.puct_batch_core import (
 )
 from agents.tree import MAX_TREE_BYTES, KernelPrior
 from mc_envs.rng import rng_state
-from mc_envs.vector import PlanningVectorEnv
+
+if TYPE_CHECKING:
+    from mc_envs.vector import PlanningVectorEnv
 
 NO_ACTION = -1  # the action chosen in a game that is already over
 
@@ -125,6 +127,8 @@ def search_batch(
         ValueError: ``simulations < 1``, a prior of another game, trees over ``max_tree_bytes``,
             or an evaluator's output of the wrong shape or not finite (naming the shape).
     """
+    from mc_envs.vector import PlanningVectorEnv  # here: importing agents imports no vector env
+
     start = time.perf_counter()
     venv = getattr(vector_env, "unwrapped", vector_env)
     if not isinstance(venv, PlanningVectorEnv):
