@@ -288,3 +288,21 @@ def test_bad_input_is_refused_with_clear_errors() -> None:
     ttt = batch(TTT, [single(TTT).clone_state()])
     with pytest.raises(ValueError, match="ConnectFour"):
         PUCT(iterations=10, prior=connect_four_prior).search_batch(ttt)
+
+
+def test_self_play_steps_the_vector_env_with_the_chosen_moves() -> None:
+    # Games end at different times; a finished game's action (NO_ACTION) is ignored by the
+    # autoreset step that starts its next game.
+    venv = gym.make_vec(TTT, num_envs=8, vectorization_mode="vector_entry_point")
+    venv.reset(seed=0)
+    venv.step(np.arange(8))  # eight different openings, every one a draw
+    agent = PUCT(iterations=200, seed=0, evaluator=exact, form="alphazero", c=1.0)
+    finished = np.zeros(8, bool)
+    rewards = []
+    for _ in range(12):
+        actions = agent.act_batch(venv)
+        assert ((actions == NO_ACTION) == ~venv.unwrapped.action_masks().any(axis=1)).all()
+        _, reward, terminated, _, _ = venv.step(actions)
+        rewards.extend(reward[terminated & ~finished])
+        finished |= terminated
+    assert finished.all() and set(rewards) <= {0.0}  # perfect play: draws only
