@@ -41,7 +41,7 @@ from agents.puct_batch_core import (
     new_trees,
     root_counts,
 )
-from agents.tree import MAX_TREE_BYTES, KernelPrior
+from agents.tree import MAX_TREE_BYTES, NF, NI, KernelPrior
 from mc_envs.rng import rng_state
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def search_batch(
     fns = batch_functions(kernel, prior if evaluator is None else None)
 
     nodes, edges = simulations + 1, (simulations + 1) * a
-    nbytes = m * (nodes * 7 * 8 + edges * 4 * 8)
+    nbytes = m * (nodes * (NI + NF) * 8 + edges * 4 * 8)
     if nbytes > max_tree_bytes:
         raise ValueError(
             f"{m} trees of {simulations} simulations need {nbytes} bytes, over "

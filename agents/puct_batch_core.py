@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import NEG_INF
 from agents.ops import (
     compiled_ops,
     compute_prior,
@@ -58,6 +59,8 @@ from agents.tree import (
     EDGES,
     MOVER,
     NEDGES,
+    NF,
+    NI,
     NODES,
     PARENT,
     ROOT,
@@ -75,7 +78,6 @@ ROOT_NODE = 0  # every tree's root
 NO_CHILD = -1  # ea[..., CHILD] of an edge not yet followed
 NO_PARENT = -1  # ni[..., PARENT] of the root
 UNEXPANDED = -1  # ni[..., NEDGES] of a node whose moves are not edges yet
-NEG_INF = -np.inf
 
 Trees = namedtuple("Trees", "ni nf ea ep used norm")
 Trees.__doc__ = """M search trees of fixed capacity (shapes in the module docstring)."""
@@ -100,8 +102,8 @@ def new_trees(m: int, nodes: int, edges: int) -> Trees:
     """Empty storage for ``m`` trees of ``nodes`` nodes and ``edges`` edges each (the roots are
     made by :func:`_new_roots`)."""
     return Trees(
-        np.empty((m, nodes, 4), np.int64),
-        np.empty((m, nodes, 3)),
+        np.empty((m, nodes, NI), np.int64),
+        np.empty((m, nodes, NF)),
         np.empty((m, edges, 2), np.int64),
         np.empty((m, edges, 2)),
         np.zeros((m, 3), np.int64),
