@@ -15,6 +15,10 @@ Which path runs:
   space, or aligned with ``env.legal_actions()``): the generic Python search, which calls it once
   per expanded node with the env in that node's state.
 
+Many games at once: :meth:`PUCT.act_batch` and :meth:`PUCT.search_batch` search the M sub-envs of
+a compiled vector env in lockstep, one tree each and one evaluator call a round for all M leaves
+(:mod:`agents.puct_batch`).
+
 ``dirichlet_alpha`` adds AlphaZero's root noise ``(1 - eps) P + eps Dir(alpha)``, drawn from a numpy
 generator seeded by ``(seed, search number)``.
 """
@@ -26,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.puct_batch import BatchResult, search_batch
 from agents.puct_eval import Evaluator, evaluated_search
 from agents.tree import FPU, MAX_TREE_BYTES, MODE_ALPHAGO, MODE_ALPHAZERO, KernelPrior
-from agents.uct import TreeAgent
+from agents.uct import DEFAULT_ITERATIONS, TreeAgent
 
 FORMS = {"alphago": MODE_ALPHAGO, "alphazero": MODE_ALPHAZERO}
 
@@ -192,3 +197,64 @@ class PUCT(TreeAgent):
             return None
         gen = np.random.default_rng([self.seed, self._searches])
         return gen.dirichlet([float(self.dirichlet_alpha)] * n)
+
+    # -- many games at once -----------------------------------------------------------------------
+
+    def search_batch(self, vector_env: Any, *, simulations: int | None = None) -> BatchResult:
+        """Searches the M sub-envs of a compiled vector env at once, one tree each, in lockstep.
+
+        Each round descends every tree to a leaf (compiled), calls ``evaluator`` once on all the
+        leaves, and expands and backs up every leaf (compiled) (:mod:`agents.puct_batch`). With
+        ``batch_size=1`` and the same evaluator, game ``b``'s root visits are those of
+        :meth:`search` on sub-env ``b`` alone. Without an evaluator, leaves get the
+        :class:`~agents.tree.KernelPrior` (or uniform priors) and one playout's value. The trees
+        are not kept between calls; the sub-envs are left as they were.
+
+        Args:
+            vector_env: ``gym.make_vec(id, num_envs=M, vectorization_mode="vector_entry_point")``
+                (a :class:`mc_envs.vector.PlanningVectorEnv`).
+            simulations: evaluations a game (default: the agent's ``iterations``, else 1000).
+
+        Returns:
+            A :class:`~agents.puct_batch.BatchResult`: ``actions[M]``, root ``visits[M, A]``, ...
+
+        Raises:
+            TypeError: not a compiled vector env, or a prior or playout policy that is a Python
+                callable (a batched search runs compiled).
+            ValueError: a time limit without an iteration budget, or an evaluator's output of the
+                wrong shape (naming it).
+        """
+        if simulations is None:
+            if self.iterations is None and self.time_limit is not None:
+                raise ValueError("search_batch needs simulations= (it takes no time limit)")
+            simulations = self.iterations or DEFAULT_ITERATIONS
+        prior = self.prior
+        if prior is not None and not isinstance(prior, KernelPrior):
+            raise TypeError("search_batch takes no Python prior: a KernelPrior or an evaluator")
+        if self.evaluator is None and callable(self.policy):
+            raise TypeError("search_batch takes no Python playout policy: a policy name")
+        result = search_batch(
+            vector_env,
+            simulations=simulations,
+            evaluator=self.evaluator,
+            mode=self._mode,
+            c=self.c,
+            fpu=self.fpu,
+            prior=prior,
+            policy=self.policy,
+            use_max=self.backup == "max",
+            dirichlet_alpha=self.dirichlet_alpha,
+            dirichlet_eps=self.dirichlet_eps,
+            noise_seed=(self.seed, self._searches),
+            rng=self._rng,
+            value_scale=self.value_scale,
+            max_tree_bytes=self.max_tree_bytes,
+        )
+        self._searches += 1
+        return result
+
+    def act_batch(self, vector_env: Any) -> np.ndarray:
+        """The move to play in each of the M sub-envs of a compiled vector env: ``[M]`` int64,
+        the most visited root action of :meth:`search_batch` (-1 where the game is over, which a
+        vector env's autoreset step ignores)."""
+        return self.search_batch(vector_env).actions
