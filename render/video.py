@@ -42,7 +42,9 @@ def write_gif(frames: Iterable[Any], path: str | os.PathLike, fps: float = 4, lo
 def write_mp4(frames: Iterable[Any], path: str | os.PathLike, fps: float = 4) -> int:
     """Writes an H.264 MP4 (needs imageio-ffmpeg); returns the number of frames.
 
-    Frame sizes are padded to even numbers, as the codec requires.
+    Frame sizes are padded to even numbers, as the codec requires. ffmpeg runs in the caller's
+    process group (``IMAGEIO_FFMPEG_NO_PREVENT_SIGINT=1`` unless set otherwise), so Ctrl-C stops
+    it too.
     """
     import numpy as np
 
@@ -52,6 +54,9 @@ def write_mp4(frames: Iterable[Any], path: str | os.PathLike, fps: float = 4) ->
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise ImportError(f"writing MP4 needs imageio and imageio-ffmpeg: {VIDEO_HINT}") from exc
     Path(path).parent.mkdir(parents=True, exist_ok=True)
+    # imageio-ffmpeg starts ffmpeg with a preexec_fn (Python run in the forked child) unless this
+    # is set: unsafe in a process whose other threads (JAX's, numba's) may hold locks at the fork.
+    os.environ.setdefault("IMAGEIO_FFMPEG_NO_PREVENT_SIGINT", "1")
     n = 0
     with imageio.get_writer(
         str(path),
