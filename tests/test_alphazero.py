@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 import mc_envs  # noqa: F401
-from agents.alphazero import Model, Trainer, alphazero_agent, init_model, self_play, train
+from agents.alphazero import (
+    Model,
+    Trainer,
+    alphazero_agent,
+    init_model,
+    self_play,
+    self_play_batch,
+    train,
+)
 
 
 def test_a_short_training_lowers_the_loss(tmp_path) -> None:
@@ -55,6 +63,21 @@ def test_self_play_records_visit_distributions_and_outcomes() -> None:
     assert not (pis[~masks] > 0).any()  # visits only on legal moves
     assert set(np.unique(z)) <= {-1.0, 0.0, 1.0}
     assert (z[1:] == -z[:-1]).all()  # the players alternate: each outcome from the mover's side
+
+
+def test_batched_self_play_plays_whole_games_from_the_mover_s_side() -> None:
+    model = init_model("mc_envs/TicTacToe-v0", 18, 9, hidden=16)
+    obs, masks, pis, z = self_play_batch(model, games=1, sims=16, seed=3, parallel=1)
+    stones = obs.sum(axis=1)
+    assert (stones == np.arange(len(obs))).all()  # one game, every position in order
+    np.testing.assert_allclose(pis.sum(axis=1), 1.0, rtol=1e-6)
+    assert not (pis[~masks] > 0).any()
+    assert set(np.unique(z)) <= {-1.0, 0.0, 1.0} and (z[1:] == -z[:-1]).all()
+    # The last move won the game for its player, or filled the board in a draw.
+    assert z[-1] == 1.0 or (z[-1] == 0.0 and len(obs) == 9)
+    # Six games, four at a time: each game starts from the empty board once.
+    obs, masks, pis, z = self_play_batch(model, games=6, sims=8, seed=5, parallel=4)
+    assert (obs.sum(axis=1) == 0).sum() == 6 and len(obs) == len(z) >= 6 * 5
 
 
 def test_the_trainer_fits_a_fixed_buffer() -> None:

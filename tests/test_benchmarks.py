@@ -339,3 +339,13 @@ def test_vector_bench_draws_uniform_legal_actions_for_the_whole_batch():
     assert counts[2, 9] == 4000 and abs(counts[0, 1] - 2000) < 200
     assert counts[3].min() > 300 and counts[3].max() < 500  # 400 each, uniform
     assert (draw(np.zeros((3, 5), bool)) == 0).all()
+
+
+def test_selfplay_bench_times_both_self_plays_with_the_same_network(tmp_path):
+    out = tmp_path / "selfplay.json"
+    bench("selfplay-bench", "--sims", "4", "--single-games", "1", "--games", "3", "--out", str(out))
+    report = json.loads(out.read_text())
+    one, together = report["one_at_a_time"], report["together"]
+    assert one["positions"] >= 7 and together["positions"] >= 3 * 7  # Connect Four games
+    assert together["ratio"] == round(together["positions_per_s"] / one["positions_per_s"], 2)
+    assert report["settings"]["sims"] == 4 and report["command"].startswith("selfplay_bench.py")
