@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.alphazero_checkpoint import Training, load_training, restore_rng, save_training
 from agents.puct import PUCT
 from mc_envs.records import write_atomic
 
@@ -306,6 +307,33 @@ class Trainer:
         self._loss = jax.jit(loss_fn)
         self._step = jax.jit(step)
 
+    def training(self, rng: np.random.Generator, progress: dict) -> Training:
+        """The run's state: parameters, Adam's state, the buffer, ``rng``'s state, ``progress``."""
+        leaves = [np.asarray(v) for v in self.jax.tree_util.tree_leaves(self.opt_state)]
+        params = {k: np.asarray(v) for k, v in self.params.items()}
+        state = rng.bit_generator.state
+        return Training(params, leaves, self.buffer, self.size, self.next, state, progress)
+
+    def restore(self, path: str | Path, rng: np.random.Generator) -> dict:
+        """Continues the run saved in ``path`` (:func:`agents.alphazero_checkpoint.save_training`):
+        parameters, Adam's state, buffer and ``rng``; returns the saved progress.
+
+        Raises:
+            ValueError: naming the file and what is malformed; nothing is changed then.
+        """
+        t = load_training(path, self.training(rng, {}))
+        restore_rng(np.random.default_rng(), t.rng_state, str(path))  # checked before any change
+        treedef = self.jax.tree_util.tree_structure(self.opt_state)
+        jnp = self.jax.numpy
+        self.opt_state = self.jax.tree_util.tree_unflatten(
+            treedef, [jnp.asarray(v) for v in t.opt_leaves]
+        )
+        self.params = {k: jnp.asarray(v) for k, v in t.params.items()}
+        self.model.params = dict(t.params)
+        self.buffer, self.size, self.next = t.buffer, t.size, t.next
+        restore_rng(rng, t.rng_state, str(path))
+        return t.progress
+
     def add(self, obs: np.ndarray, mask: np.ndarray, pi: np.ndarray, z: np.ndarray) -> None:
         """Stores positions in the ring buffer."""
         for i in range(len(z)):
@@ -348,11 +376,19 @@ def train(
     resume: bool = False,
     log: Any = print,
 ) -> tuple[Model, list[dict]]:
-    """The AlphaZero loop for ``minutes`` (or ``iterations``); saves the model to ``out`` after
-    every iteration, and continues from it with ``resume`` (the network; the buffer starts empty).
+    """The AlphaZero loop for ``minutes`` (or until ``iterations`` iterations in all).
+
+    With ``out``, after every iteration the model is saved there and the whole run (network,
+    Adam's state, replay buffer, generator, progress) beside it, in ``<out>.train.npz``
+    (:mod:`agents.alphazero_checkpoint`); ``resume`` continues that run exactly, as if it had not
+    stopped (a model file without its run: from the network, with an empty buffer).
 
     Returns:
-        The model and one dict a iteration (games, positions, loss before and after, seconds).
+        The model and one dict a iteration (games, positions, loss before and after, seconds),
+        the resumed run's earlier iterations included.
+
+    Raises:
+        ValueError: a model or run file of another env or shape, or malformed (naming it).
     """
     import gymnasium as gym
 
@@ -361,6 +397,7 @@ def train(
     env = gym.make(env_id).unwrapped
     env.reset(seed=seed)
     obs_size, n_actions = int(np.asarray(env.observation()).size), int(env.action_space.n)
+    run = Path(f"{out}.train.npz") if out else None
     if resume and out and Path(out).exists():
         model = Model.load(out)
         if model.env_id != env_id or model.obs_size != obs_size:
@@ -369,28 +406,31 @@ def train(
         model = init_model(env_id, obs_size, n_actions, hidden, seed)
     trainer = Trainer(model)
     rng = np.random.default_rng(seed)
-    history: list[dict] = []
+    progress: dict = {"iteration": 0, "seconds": 0.0, "history": []}
+    if resume and run is not None and run.exists():
+        progress = trainer.restore(run, rng)
+    history: list[dict] = progress["history"]
+    it = progress["iteration"]
     start = time.perf_counter()
-    it = 0
     while (iterations is None or it < iterations) and time.perf_counter() - start < minutes * 60:
         t0 = time.perf_counter()
         trainer.add(*self_play_batch(model, games=games, sims=sims, seed=seed * 1_000_003 + it))
         before = trainer.loss()
         trainer.train(steps, batch, rng)
         after = trainer.loss()
-        history.append(
-            {
-                "iteration": it,
-                "positions": trainer.size,
-                "loss_before": before,
-                "loss_after": after,
-                "seconds": time.perf_counter() - t0,
-            }
-        )
+        seconds = time.perf_counter() - t0
+        row = {"iteration": it, "positions": trainer.size, "loss_before": before}
+        history.append({**row, "loss_after": after, "seconds": seconds})
         log(json.dumps(history[-1]))
+        it += 1
         if out:
             model.save(out)
-        it += 1
+            progress = {
+                "iteration": it,
+                "seconds": progress["seconds"] + seconds,
+                "history": history,
+            }
+            save_training(run, trainer.training(rng, progress))
     return model, history
 
 
@@ -399,14 +439,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", default="mc_envs/ConnectFour-v0")
     parser.add_argument("--minutes", type=float, default=60.0)
-    parser.add_argument("--iterations", type=int)
+    parser.add_argument(
+        "--iterations", type=int, help="in all, a resumed run's earlier ones included"
+    )
     parser.add_argument("--games", type=int, default=16)
     parser.add_argument("--sims", type=int, default=50)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--resume", action="store_true")
+    parser.add_argument(
+        "--resume", action="store_true", help="continue the run saved beside --out exactly"
+    )
     args = parser.parse_args(argv)
     try:
         train(

@@ -43,7 +43,7 @@ def test_a_short_training_lowers_the_loss(tmp_path) -> None:
     resumed, more = train(
         "mc_envs/TicTacToe-v0",
         minutes=5,
-        iterations=1,
+        iterations=3,  # in all: one more
         games=2,
         sims=10,
         steps=5,
@@ -52,7 +52,31 @@ def test_a_short_training_lowers_the_loss(tmp_path) -> None:
         resume=True,
         log=lambda line: None,
     )
-    assert resumed.obs_size == model.obs_size and len(more) == 1
+    assert resumed.obs_size == model.obs_size and more[:2] == history and len(more) == 3
+
+
+def test_a_resumed_run_continues_exactly_and_a_bad_run_file_is_refused(tmp_path) -> None:
+    settings = dict(minutes=5, games=3, sims=8, steps=20, batch=16, hidden=8, log=lambda line: None)
+    straight, history = train(
+        "mc_envs/TicTacToe-v0", iterations=3, out=str(tmp_path / "a.npz"), **settings
+    )
+    b = tmp_path / "b.npz"
+    train("mc_envs/TicTacToe-v0", iterations=1, out=str(b), **settings)
+    resumed, again = train(
+        "mc_envs/TicTacToe-v0", iterations=3, out=str(b), resume=True, **settings
+    )
+    for name, value in straight.params.items():
+        assert np.array_equal(value, resumed.params[name]), name
+    assert [h["loss_after"] for h in again] == [h["loss_after"] for h in history]
+    run = tmp_path / "b.npz.train.npz"
+    data = dict(np.load(run, allow_pickle=False))
+    data["buf_pi"] = data["buf_pi"][:, :4]  # a hand-edited buffer
+    np.savez(run, **data)
+    with pytest.raises(ValueError, match=r"b.npz.train.npz: array buf_pi is float32\[\d+, 4\]"):
+        train("mc_envs/TicTacToe-v0", iterations=4, out=str(b), resume=True, **settings)
+    run.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a training checkpoint"):
+        train("mc_envs/TicTacToe-v0", iterations=4, out=str(b), resume=True, **settings)
 
 
 def test_self_play_records_visit_distributions_and_outcomes() -> None:
