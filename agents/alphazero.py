@@ -375,6 +375,8 @@ def train(
     out: str | None = None,
     resume: bool = False,
     log: Any = print,
+    evaluate: Any = None,
+    evaluate_every: int = 1,
 ) -> tuple[Model, list[dict]]:
     """The AlphaZero loop for ``minutes`` (or until ``iterations`` iterations in all).
 
@@ -382,6 +384,10 @@ def train(
     Adam's state, replay buffer, generator, progress) beside it, in ``<out>.train.npz``
     (:mod:`agents.alphazero_checkpoint`); ``resume`` continues that run exactly, as if it had not
     stopped (a model file without its run: from the network, with an empty buffer).
+
+    ``evaluate(model, iteration) -> dict``, if given, runs after every ``evaluate_every``-th
+    iteration; its dict joins that iteration's (a training curve: see
+    ``benchmarks/alphazero_curve.py``).
 
     Returns:
         The model and one dict a iteration (games, positions, loss before and after, seconds),
@@ -421,6 +427,8 @@ def train(
         seconds = time.perf_counter() - t0
         row = {"iteration": it, "positions": trainer.size, "loss_before": before}
         history.append({**row, "loss_after": after, "seconds": seconds})
+        if evaluate is not None and (it + 1) % evaluate_every == 0:
+            history[-1].update(evaluate(model, it))
         log(json.dumps(history[-1]))
         it += 1
         if out:

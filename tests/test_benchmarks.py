@@ -349,3 +349,18 @@ def test_selfplay_bench_times_both_self_plays_with_the_same_network(tmp_path):
     assert one["positions"] >= 7 and together["positions"] >= 3 * 7  # Connect Four games
     assert together["ratio"] == round(together["positions_per_s"] / one["positions_per_s"], 2)
     assert report["settings"]["sims"] == 4 and report["command"].startswith("selfplay_bench.py")
+
+
+def test_alphazero_curve_scores_the_network_against_uct_as_it_trains(tmp_path):
+    out, model = tmp_path / "curve.json", tmp_path / "ttt.npz"
+    common = ("--env", "mc_envs/TicTacToe-v0", "--model", str(model), "--games", "4", "--sims", "8")
+    common += ("--steps", "10", "--hidden", "8", "--eval-every", "1", "--eval-games", "2")
+    common += ("--eval-uct", "20", "--eval-sims", "8", "--out", str(out))
+    bench("alphazero-curve", *common, "--iterations", "1")
+    bench("alphazero-curve", *common, "--iterations", "2", "--resume")
+    report = json.loads(out.read_text())
+    assert [row["iteration"] for row in report["history"]] == [0, 1]  # the resumed run's too
+    for row in report["history"]:
+        assert row["eval_games"] == 2 and row["score_vs_uct"] in (0.0, 0.25, 0.5, 0.75, 1.0)
+        assert row["interval95"][0] <= row["score_vs_uct"] <= row["interval95"][1]
+    assert out.with_suffix(".png").stat().st_size > 5_000

@@ -1,0 +1,138 @@
+"""An AlphaZero training run with its curve: the network's score against UCT as it trains.
+
+    python benchmarks/alphazero_curve.py --minutes 60 --model runs/c4.npz
+    python benchmarks/alphazero_curve.py --minutes 60 --model runs/c4.npz --resume   # next session
+
+Trains with :func:`agents.alphazero.train` (the run saved beside ``--model`` after every iteration,
+``--resume`` continuing it exactly) and, after every ``--eval-every``-th iteration, plays
+``--eval-games`` games of PUCT (``--eval-sims`` simulations, the network as evaluator) against
+UCT (``--eval-uct`` iterations, random playouts), each side first in half of them, every agent
+seeded by the game's number. Score = (wins + draws / 2) / games, with its 95% Wilson interval.
+The history (losses, positions, training seconds, scores) goes to ``--out`` (JSON) and the curve,
+score against cumulative training time, beside it as a PNG. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.reporting import provenance  # noqa: E402
+from mc_envs.records import write_atomic  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "results" / "alphazero_curve.json"
+
+
+def scorer(env_id: str, games: int, uct: int, sims: int):
+    """``evaluate(model, iteration)`` for :func:`agents.alphazero.train`: the model's score."""
+    import gymnasium as gym
+
+    from agents import UCT
+    from agents.alphazero import alphazero_agent
+    from mc_envs.two_player_cli import play_game, wilson_interval
+
+    env = gym.make(env_id).unwrapped
+
+    def evaluate(model, iteration: int) -> dict:
+        points = 0.0
+        for g in range(games):
+            ours = alphazero_agent(model, sims=sims, seed=g)
+            theirs = UCT(iterations=uct, seed=g)
+            first, second = (ours, theirs) if g % 2 == 0 else (theirs, ours)
+            r0 = play_game(env, first, second, seed=g)
+            points += (1.0 + (r0 if g % 2 == 0 else -r0)) / 2
+        lo, hi = wilson_interval(points, games)
+        return {"score_vs_uct": points / games, "interval95": [lo, hi], "eval_games": games}
+
+    return evaluate
+
+
+def plot(history: list[dict], uct: int, path: Path) -> None:
+    """The score against UCT by cumulative training minutes, with the intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    minutes, scores, lows, highs, total = [], [], [], [], 0.0
+    for row in history:
+        total += row["seconds"] / 60
+        if "score_vs_uct" in row:
+            minutes.append(total)
+            scores.append(row["score_vs_uct"])
+            lows.append(row["score_vs_uct"] - row["interval95"][0])
+            highs.append(row["interval95"][1] - row["score_vs_uct"])
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.errorbar(minutes, scores, yerr=[lows, highs], marker="o", capsize=3)
+    ax.axhline(0.5, color="grey", lw=0.8)
+    ax.set(xlabel="training minutes", ylabel=f"score against UCT {uct}", ylim=(0, 1))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="mc_envs/ConnectFour-v0")
+    parser.add_argument("--model", required=True, help="the model file (the run beside it)")
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--minutes", type=float, default=60.0)
+    parser.add_argument("--iterations", type=int, help="in all, a resumed run's included")
+    parser.add_argument("--games", type=int, default=64, help="self-play games an iteration")
+    parser.add_argument("--sims", type=int, default=50)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-every", type=int, default=5)
+    parser.add_argument("--eval-games", type=int, default=20)
+    parser.add_argument("--eval-uct", type=int, default=200)
+    parser.add_argument("--eval-sims", type=int, default=50)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+
+    from agents.alphazero import train
+
+    evaluate = scorer(args.env, args.eval_games, args.eval_uct, args.eval_sims)
+    report = {**provenance(argv), "settings": {k: v for k, v in vars(args).items() if k != "out"}}
+    report["settings"]["model"] = str(args.model)
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+        row = json.loads(line)
+        report.setdefault("history", []).append(row)
+
+    try:
+        _, history = train(
+            args.env,
+            minutes=args.minutes,
+            iterations=args.iterations,
+            games=args.games,
+            sims=args.sims,
+            steps=args.steps,
+            hidden=args.hidden,
+            seed=args.seed,
+            out=str(args.model),
+            resume=args.resume,
+            log=log,
+            evaluate=evaluate,
+            evaluate_every=args.eval_every,
+        )
+    except (ValueError, ImportError) as exc:
+        print(f"alphazero_curve: {exc}", file=sys.stderr)
+        return 2
+    report["history"] = history  # the resumed run's earlier iterations included
+    report["training_minutes"] = sum(row["seconds"] for row in history) / 60
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(args.out, json.dumps(report, indent=1))
+    plot(history, args.eval_uct, args.out.with_suffix(".png"))
+    print(f"report: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    if status := main():
+        sys.exit(status)
