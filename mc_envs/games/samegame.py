@@ -64,9 +64,14 @@ def new_states(boards: np.ndarray, colors: int, penalty: str = "none") -> np.nda
     count, rows, cols = boards.shape
     s = np.zeros((count, HEADER + _sizes(rows, cols)[1]), dtype=np.int32)
     s[:, ROWS], s[:, COLS], s[:, COLORS], s[:, PENALTY] = rows, cols, colors, PENALTIES[penalty]
-    for i in range(count):
-        _lay(s[i], boards[i])
+    _lay_all(s, boards)
     return s
+
+
+@njit(cache=True, nogil=True)
+def _lay_all(states, boards):
+    for i in range(states.shape[0]):
+        _lay(states[i], boards[i])
 
 
 @njit(cache=True, nogil=True)
