@@ -1,15 +1,16 @@
 """AlphaZero on a CPU: self-play with PUCT and a policy/value network, trained with JAX and optax.
 
-A :class:`Model` is a small network (two hidden layers) from an observation to move priors and a
-value for the player to move. Its forward pass is numpy, so a trained model plays (as
+A :class:`Model` is a small network (two dense layers, or a residual convolutional network:
+:mod:`agents.alphazero_net`) from an observation to move priors and a value for the player to
+move. Its forward pass is numpy, so a trained model plays (as
 ``PUCT(evaluator=model)``, :func:`alphazero_agent`) without JAX; training (:func:`train`) needs the
 ``alphazero`` extra (``pip install "mc-envs[alphazero]"``: JAX's CPU build and optax).
 
 The loop (Silver et al. 2017, 2018): each iteration plays ``games`` games of self-play, every move
-chosen by a PUCT search of ``sims`` simulations guided by the current network (the games searched
-together in a vector env, one network call a simulation for all: :func:`self_play_batch`; Dirichlet noise at
-the root; the first ``explore_moves`` moves sampled in proportion to the visits, then the most
-visited); every position is stored with the search's visit distribution and the game's outcome
+chosen by a PUCT search of ``sims`` simulations guided by the current network (the games
+searched together in a vector env, one network call a simulation for all: :func:`self_play_batch`;
+Dirichlet noise at the root; the first ``explore_moves`` moves sampled in proportion to the
+visits, then the most visited); every position is stored with the search's visit distribution and the game's outcome
 from the mover's side; then the network takes ``steps`` Adam steps on minibatches of the replay
 buffer, minimising cross-entropy to the visit distributions plus the squared value error plus L2.
 
@@ -31,10 +32,9 @@ from typing import Any
 import numpy as np
 
 from agents.alphazero_checkpoint import Training, load_training, restore_rng, save_training
+from agents.alphazero_net import forward, init_params, is_weight, shapes
 from agents.puct import PUCT
 from mc_envs.records import write_atomic
-
-LAYERS = ("w1", "b1", "w2", "b2", "wp", "bp", "wv", "bv")
 
 
 @dataclass
@@ -43,15 +43,24 @@ class Model:
 
     Attributes:
         env_id: the env it was trained on.
-        params: ``w1 b1 w2 b2`` (hidden layers), ``wp bp`` (move logits), ``wv bv`` (value).
+        params: the parameters of its architecture (:mod:`agents.alphazero_net`).
+        arch: the architecture: ``{"kind": "mlp", "hidden": H}`` (two dense layers) or
+            ``{"kind": "resnet", "shape": [C, H, W], "channels": K, "blocks": B, "hidden": H}``.
     """
 
     env_id: str
     params: dict[str, np.ndarray] = field(repr=False)
+    arch: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.arch:
+            self.arch = {"kind": "mlp", "hidden": int(self.params["w1"].shape[1])}
 
     @property
     def obs_size(self) -> int:
-        return int(self.params["w1"].shape[0])
+        if self.arch["kind"] == "mlp":
+            return int(self.params["w1"].shape[0])
+        return int(np.prod(self.arch["shape"]))
 
     @property
     def n_actions(self) -> int:
@@ -61,30 +70,28 @@ class Model:
         self, observations: np.ndarray, masks: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """The evaluator: (priors over the legal moves, values in [-1, 1]) for a batch of leaves."""
-        p = self.params
         x = np.asarray(observations, dtype=np.float32).reshape(len(observations), -1)
-        h = np.maximum(x @ p["w1"] + p["b1"], 0.0)
-        h = np.maximum(h @ p["w2"] + p["b2"], 0.0)
-        logits = np.where(masks, h @ p["wp"] + p["bp"], -np.inf)
+        raw, values = forward(self.params, x, self.arch)
+        logits = np.where(masks, raw, -np.inf)
         logits = logits - logits.max(axis=1, keepdims=True)
         priors = np.exp(logits)
         priors /= priors.sum(axis=1, keepdims=True)
-        values = np.tanh(h @ p["wv"] + p["bv"])[:, 0]
         return priors, values
 
-    def save(self, path: str | Path, **extra: np.ndarray) -> None:
-        """Writes the model (and ``extra`` arrays) to an ``.npz`` file, atomically."""
+    def save(self, path: str | Path) -> None:
+        """Writes the model to an ``.npz`` file, atomically."""
         meta = {"format": "mc-envs/alphazero", "version": 1, "env_id": self.env_id}
+        meta["arch"] = self.arch
         buf = io.BytesIO()
-        np.savez(buf, meta=np.array(json.dumps(meta)), **self.params, **extra)
+        np.savez(buf, meta=np.array(json.dumps(meta)), **self.params)
         write_atomic(path, buf.getvalue())
 
     @classmethod
     def load(cls, path: str | Path) -> Model:
-        """Reads a model written by :meth:`save`.
+        """Reads a model written by :meth:`save` (a file without ``arch`` is a two-layer MLP).
 
         Raises:
-            ValueError: naming the file and the array that is missing or malformed.
+            ValueError: naming the file and the array or field that is missing or malformed.
         """
         data = _read_npz(path)
         try:
@@ -95,16 +102,33 @@ class Model:
             raise ValueError(f"{path}: not an mc-envs AlphaZero model")
         if meta.get("version") != 1:
             raise ValueError(f"{path}: model version {meta.get('version')!r}, expected 1")
+        arch = meta.get("arch")
+        for name in ("w1", "wp") if arch is None else ("wp",):
+            if name not in data or np.ndim(data[name]) != 2:
+                raise ValueError(f"{path}: array {name} missing or not a matrix")
+        if arch is None:
+            arch = {"kind": "mlp", "hidden": int(data["w1"].shape[1])}
+        if not isinstance(arch, dict):
+            raise ValueError(f"{path}: field arch is not an object")
+        n_actions = int(data["wp"].shape[1])
+        obs_size = int(data["w1"].shape[0]) if arch.get("kind") == "mlp" and "w1" in data else 0
+        if arch.get("kind") == "resnet" and isinstance(arch.get("shape"), list):
+            obs_size = int(np.prod([x for x in arch["shape"] if isinstance(x, int)]))
+        try:
+            want = shapes(arch, obs_size, n_actions)
+        except ValueError as exc:
+            raise ValueError(f"{path}: field arch: {exc}") from None
         params = {}
-        for name in LAYERS:
+        for name, shape in want.items():
             if name not in data:
                 raise ValueError(f"{path}: array {name} missing")
             a = np.asarray(data[name])
             if a.dtype.kind != "f" or not np.all(np.isfinite(a)):
                 raise ValueError(f"{path}: array {name} is not finite floats")
+            if a.shape != shape:
+                raise ValueError(f"{path}: array {name} has shape {a.shape}, expected {shape}")
             params[name] = a.astype(np.float32)
-        _check_shapes(params, str(path))
-        return cls(str(meta.get("env_id")), params)
+        return cls(str(meta.get("env_id")), params, arch)
 
 
 def _read_npz(path: str | Path) -> dict[str, np.ndarray]:
@@ -115,26 +139,6 @@ def _read_npz(path: str | Path) -> dict[str, np.ndarray]:
         raise ValueError(f"{path}: no such file") from None
     except (OSError, ValueError, EOFError) as exc:
         raise ValueError(f"{path}: not an .npz model ({exc})") from None
-
-
-def _check_shapes(params: dict[str, np.ndarray], where: str) -> None:
-    n_in, hidden = params["w1"].shape if params["w1"].ndim == 2 else (0, 0)
-    n_actions = params["wp"].shape[1] if params["wp"].ndim == 2 else 0
-    want = {
-        "w1": (n_in, hidden),
-        "b1": (hidden,),
-        "w2": (hidden, hidden),
-        "b2": (hidden,),
-        "wp": (hidden, n_actions),
-        "bp": (n_actions,),
-        "wv": (hidden, 1),
-        "bv": (1,),
-    }
-    for name, shape in want.items():
-        if params[name].shape != shape or 0 in shape:
-            raise ValueError(
-                f"{where}: array {name} has shape {params[name].shape}, expected {shape}"
-            )
 
 
 SHIPPED = "data/connect4_alphazero.npz"
@@ -148,25 +152,18 @@ def shipped_model() -> Model:
 
 
 def init_model(
-    env_id: str, obs_size: int, n_actions: int, hidden: int = 128, seed: int = 0
+    env_id: str,
+    obs_size: int,
+    n_actions: int,
+    hidden: int = 128,
+    seed: int = 0,
+    *,
+    arch: dict | None = None,
 ) -> Model:
-    """A fresh network (He-initialised weights, zero biases)."""
-    rng = np.random.default_rng(seed)
-
-    def dense(n: int, m: int) -> np.ndarray:
-        return (rng.standard_normal((n, m)) * np.sqrt(2.0 / n)).astype(np.float32)
-
-    params = {
-        "w1": dense(obs_size, hidden),
-        "b1": np.zeros(hidden, np.float32),
-        "w2": dense(hidden, hidden),
-        "b2": np.zeros(hidden, np.float32),
-        "wp": dense(hidden, n_actions) * 0.1,
-        "bp": np.zeros(n_actions, np.float32),
-        "wv": dense(hidden, 1) * 0.1,
-        "bv": np.zeros(1, np.float32),
-    }
-    return Model(env_id, params)
+    """A fresh network (He-initialised weights, zero biases): the two-layer MLP of ``hidden``
+    units, or ``arch`` (:class:`Model`)."""
+    arch = arch or {"kind": "mlp", "hidden": hidden}
+    return Model(env_id, init_params(arch, obs_size, n_actions, seed), dict(arch))
 
 
 def alphazero_agent(model: Model, *, sims: int = 200, seed: int = 0, **kwargs: Any) -> PUCT:
@@ -288,15 +285,14 @@ class Trainer:
             "z": np.zeros(capacity, np.float32),
         }
 
+        arch, weights = model.arch, [k for k in model.params if is_weight(k)]
+
         def loss_fn(params, obs, mask, pi, z):
-            h = jax.nn.relu(obs @ params["w1"] + params["b1"])
-            h = jax.nn.relu(h @ params["w2"] + params["b2"])
-            logits = jnp.where(mask, h @ params["wp"] + params["bp"], -1e9)
-            logp = jax.nn.log_softmax(logits)
-            v = jnp.tanh(h @ params["wv"] + params["bv"])[:, 0]
+            raw, v = forward(params, obs, arch, jnp)
+            logp = jax.nn.log_softmax(jnp.where(mask, raw, -1e9))
             policy = -(pi * jnp.where(mask, logp, 0.0)).sum(axis=1).mean()
             value = ((v - z) ** 2).mean()
-            reg = sum((params[k] ** 2).sum() for k in ("w1", "w2", "wp", "wv"))
+            reg = sum((params[k] ** 2).sum() for k in weights)
             return policy + value + l2 * reg
 
         def step(params, opt_state, obs, mask, pi, z):
@@ -371,6 +367,9 @@ def train(
     steps: int = 200,
     batch: int = 256,
     hidden: int = 128,
+    net: str = "mlp",
+    channels: int = 32,
+    blocks: int = 2,
     seed: int = 0,
     out: str | None = None,
     resume: bool = False,
@@ -409,7 +408,11 @@ def train(
         if model.env_id != env_id or model.obs_size != obs_size:
             raise ValueError(f"{out}: a model of {model.env_id}, not {env_id}")
     else:
-        model = init_model(env_id, obs_size, n_actions, hidden, seed)
+        arch: dict = {"kind": net, "hidden": hidden}
+        if net == "resnet":
+            shape = [int(x) for x in env.observation_space.shape]
+            arch.update(shape=shape, channels=channels, blocks=blocks)
+        model = init_model(env_id, obs_size, n_actions, seed=seed, arch=arch)
     trainer = Trainer(model)
     rng = np.random.default_rng(seed)
     progress: dict = {"iteration": 0, "seconds": 0.0, "history": []}
@@ -454,6 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sims", type=int, default=50)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--net", choices=("mlp", "resnet"), default="mlp")
+    parser.add_argument("--channels", type=int, default=32, help="resnet: channels")
+    parser.add_argument("--blocks", type=int, default=2, help="resnet: residual blocks")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True)
     parser.add_argument(
@@ -469,6 +475,9 @@ def main(argv: list[str] | None = None) -> int:
             sims=args.sims,
             steps=args.steps,
             hidden=args.hidden,
+            net=args.net,
+            channels=args.channels,
+            blocks=args.blocks,
             seed=args.seed,
             out=args.out,
             resume=args.resume,

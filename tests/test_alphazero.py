@@ -139,3 +139,57 @@ def test_bad_model_files_name_the_file_and_array(tmp_path) -> None:
     with pytest.raises(ValueError, match="no such file"):
         Model.load(tmp_path / "missing.npz")
     assert Model.load(path).n_actions == 7
+
+
+def test_the_resnet_is_one_forward_pass_in_numpy_and_jax_and_convolves_as_written(tmp_path):
+    jnp = pytest.importorskip("jax.numpy")
+    from agents.alphazero_net import _conv3, forward, init_params
+
+    arch = {"kind": "resnet", "shape": [2, 6, 7], "channels": 4, "blocks": 2, "hidden": 8}
+    params = init_params(arch, 84, 7, seed=1)
+    obs = np.random.default_rng(2).integers(0, 2, size=(5, 84)).astype(np.float32)
+    a, b = forward(params, obs, arch), forward(params, jnp.asarray(obs), arch, jnp)
+    np.testing.assert_allclose(a[0], np.asarray(b[0]), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(a[1], np.asarray(b[1]), rtol=1e-4, atol=1e-5)
+    x = np.random.default_rng(3).standard_normal((2, 4, 5, 3)).astype(np.float32)  # B H W C
+    w = np.random.default_rng(4).standard_normal((9 * 3, 2)).astype(np.float32)
+    want = np.zeros((2, 4, 5, 2), np.float32)  # a 3x3 convolution with zero padding, by hand
+    for i in range(4):
+        for j in range(5):
+            for di in range(3):
+                for dj in range(3):
+                    y, xx = i + di - 1, j + dj - 1
+                    if 0 <= y < 4 and 0 <= xx < 5:
+                        want[:, i, j] += x[:, y, xx] @ w[(di * 3 + dj) * 3 : (di * 3 + dj + 1) * 3]
+    np.testing.assert_allclose(_conv3(x, w, 0.0, np), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_resnet_trains_saves_loads_and_plays(tmp_path) -> None:
+    out = tmp_path / "res.npz"
+    settings = dict(games=3, sims=8, steps=30, batch=32, hidden=8, log=lambda line: None)
+    model, history = train(
+        "mc_envs/TicTacToe-v0",
+        minutes=5,
+        iterations=2,
+        net="resnet",
+        channels=4,
+        blocks=1,
+        out=str(out),
+        **settings,
+    )
+    assert model.arch["kind"] == "resnet" and all(
+        h["loss_after"] < h["loss_before"] for h in history
+    )
+    again = Model.load(out)
+    assert again.arch == model.arch
+    obs = np.random.default_rng(0).integers(0, 2, size=(3, 18)).astype(np.float32)
+    for x, y in zip(model(obs, np.ones((3, 9), bool)), again(obs, np.ones((3, 9), bool))):
+        np.testing.assert_array_equal(x, y)
+    env = gym.make("mc_envs/TicTacToe-v0").unwrapped
+    env.reset(seed=0)
+    assert env.action_masks()[alphazero_agent(again, sims=16).act(env)]
+    data = dict(np.load(out, allow_pickle=False))
+    data["meta"] = np.array(str(data["meta"]).replace('"blocks": 1', '"blocks": -3'))
+    np.savez(tmp_path / "bad.npz", **data)
+    with pytest.raises(ValueError, match="bad.npz: field arch: resnet blocks must be 0..20"):
+        Model.load(tmp_path / "bad.npz")
