@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sims", type=int, default=50)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--net", choices=("mlp", "resnet"), default="mlp")
+    parser.add_argument("--channels", type=int, default=32, help="resnet: channels")
+    parser.add_argument("--blocks", type=int, default=2, help="resnet: residual blocks")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-every", type=int, default=5)
     parser.add_argument("--eval-games", type=int, default=20)
@@ -114,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
             sims=args.sims,
             steps=args.steps,
             hidden=args.hidden,
+            net=args.net,
+            channels=args.channels,
+            blocks=args.blocks,
             seed=args.seed,
             out=str(args.model),
             resume=args.resume,

@@ -356,6 +356,7 @@ def test_alphazero_curve_scores_the_network_against_uct_as_it_trains(tmp_path):
     common = ("--env", "mc_envs/TicTacToe-v0", "--model", str(model), "--games", "4", "--sims", "8")
     common += ("--steps", "10", "--hidden", "8", "--eval-every", "1", "--eval-games", "2")
     common += ("--eval-uct", "20", "--eval-sims", "8", "--out", str(out))
+    common += ("--net", "resnet", "--channels", "4", "--blocks", "1")
     bench("alphazero-curve", *common, "--iterations", "1")
     bench("alphazero-curve", *common, "--iterations", "2", "--resume")
     report = json.loads(out.read_text())
