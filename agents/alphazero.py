@@ -445,15 +445,16 @@ def train(
     return model, history
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m agents.alphazero --minutes 50 --out model.npz [--resume]``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+TRAINING = ("env", "minutes", "iterations", "games", "sims", "steps", "hidden", "net", "channels")
+TRAINING += ("blocks", "seed", "resume")
+
+
+def add_training_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command-line options of :func:`train` (named as its arguments), the model file aside."""
     parser.add_argument("--env", default="mc_envs/ConnectFour-v0")
     parser.add_argument("--minutes", type=float, default=60.0)
-    parser.add_argument(
-        "--iterations", type=int, help="in all, a resumed run's earlier ones included"
-    )
-    parser.add_argument("--games", type=int, default=16)
+    parser.add_argument("--iterations", type=int, help="in all, a resumed run's earlier ones too")
+    parser.add_argument("--games", type=int, default=16, help="self-play games an iteration")
     parser.add_argument("--sims", type=int, default=50)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--hidden", type=int, default=128)
@@ -461,27 +462,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--channels", type=int, default=32, help="resnet: channels")
     parser.add_argument("--blocks", type=int, default=2, help="resnet: residual blocks")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", required=True)
-    parser.add_argument(
-        "--resume", action="store_true", help="continue the run saved beside --out exactly"
-    )
+    parser.add_argument("--resume", action="store_true", help="continue the saved run exactly")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m agents.alphazero --minutes 50 --out model.npz [--resume]``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_training_arguments(parser)
+    parser.add_argument("--out", required=True, help="the model file (the run beside it)")
     args = parser.parse_args(argv)
+    kwargs = {k: getattr(args, k) for k in TRAINING}
     try:
-        train(
-            args.env,
-            minutes=args.minutes,
-            iterations=args.iterations,
-            games=args.games,
-            sims=args.sims,
-            steps=args.steps,
-            hidden=args.hidden,
-            net=args.net,
-            channels=args.channels,
-            blocks=args.blocks,
-            seed=args.seed,
-            out=args.out,
-            resume=args.resume,
-        )
+        train(kwargs.pop("env"), out=args.out, **kwargs)
     except (ValueError, ImportError) as exc:
         print(f"alphazero: {exc}", file=sys.stderr)
         return 2

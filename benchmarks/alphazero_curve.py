@@ -77,55 +77,29 @@ def plot(history: list[dict], uct: int, path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default="mc_envs/ConnectFour-v0")
+    from agents.alphazero import TRAINING, add_training_arguments, train
+
+    add_training_arguments(parser)
+    parser.set_defaults(games=64)
     parser.add_argument("--model", required=True, help="the model file (the run beside it)")
-    parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--minutes", type=float, default=60.0)
-    parser.add_argument("--iterations", type=int, help="in all, a resumed run's included")
-    parser.add_argument("--games", type=int, default=64, help="self-play games an iteration")
-    parser.add_argument("--sims", type=int, default=50)
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--net", choices=("mlp", "resnet"), default="mlp")
-    parser.add_argument("--channels", type=int, default=32, help="resnet: channels")
-    parser.add_argument("--blocks", type=int, default=2, help="resnet: residual blocks")
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-every", type=int, default=5)
     parser.add_argument("--eval-games", type=int, default=20)
     parser.add_argument("--eval-uct", type=int, default=200)
     parser.add_argument("--eval-sims", type=int, default=50)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-
-    from agents.alphazero import train
-
+    kwargs = {k: getattr(args, k) for k in TRAINING}
     evaluate = scorer(args.env, args.eval_games, args.eval_uct, args.eval_sims)
     report = {**provenance(argv), "settings": {k: v for k, v in vars(args).items() if k != "out"}}
     report["settings"]["model"] = str(args.model)
-
-    def log(line: str) -> None:
-        print(line, flush=True)
-        row = json.loads(line)
-        report.setdefault("history", []).append(row)
-
     try:
         _, history = train(
-            args.env,
-            minutes=args.minutes,
-            iterations=args.iterations,
-            games=args.games,
-            sims=args.sims,
-            steps=args.steps,
-            hidden=args.hidden,
-            net=args.net,
-            channels=args.channels,
-            blocks=args.blocks,
-            seed=args.seed,
+            kwargs.pop("env"),
             out=str(args.model),
-            resume=args.resume,
-            log=log,
+            log=lambda line: print(line, flush=True),
             evaluate=evaluate,
             evaluate_every=args.eval_every,
+            **kwargs,
         )
     except (ValueError, ImportError) as exc:
         print(f"alphazero_curve: {exc}", file=sys.stderr)
