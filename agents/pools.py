@@ -274,7 +274,7 @@ def _ray_remotes(ray: Any) -> tuple[Any, Any]:
         def where(self) -> str:
             return f"{ray.get_runtime_context().get_node_id()[:8]}:{os.getpid()}"
 
-    @ray.remote
+    @ray.remote(max_retries=0)  # a lost task is reported, and submitted again by the search
     def task(agent, env, budgets, index, board):
         env = copy.deepcopy(env)  # Ray hands tasks read-only arrays; the searches write states
         return run_task(agent, env, budgets, index, Channel(board))
@@ -285,9 +285,9 @@ def _ray_remotes(ray: Any) -> tuple[Any, Any]:
 class RayPool:
     """Ray tasks, at most ``workers`` of them submitted at once by the caller.
 
-    A task whose worker or node dies is retried by Ray (on another node if its own is gone); one
-    that still cannot run is reported lost. The numba cache of a node is its own: compile ahead
-    with ``mc-envs warmup --address ADDRESS`` (see :func:`warm_cluster`).
+    A task whose worker or node dies is reported lost (Ray does not retry it: the search submits
+    it again and the caller runs it meanwhile). The numba cache of a node is its own: compile
+    ahead with ``mc-envs warmup --address ADDRESS`` (see :func:`warm_cluster`).
 
     Args:
         workers: how many tasks the caller runs at once.
@@ -299,7 +299,12 @@ class RayPool:
         self.ray = _ray(address)
         self.workers = int(workers)
         board, self._task = _ray_remotes(self.ray)
-        self.board = board.remote()
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        here = self.ray.get_runtime_context().get_node_id()  # the board dies with the caller only
+        self.board = board.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)
+        ).remote()
         self.env = self.ray.put(env)
         self.pending: dict[int, Any] = {}
 
@@ -324,9 +329,10 @@ class RayPool:
         return messages, finished
 
     def cancel_below(self, index: int) -> None:
+        # Not ray.cancel: it interrupts a worker compiling its kernels, which then starts over.
         self.board.cancel_below.remote(int(index))
         for i in [i for i in self.pending if i < index]:
-            self.ray.cancel(self.pending.pop(i))  # a task not yet started never starts
+            del self.pending[i]
 
     def stop(self) -> None:
         self.board.set_stop.remote()
@@ -335,17 +341,19 @@ class RayPool:
         self.stop()  # a late task (a worker still compiling) returns when it can: not awaited
 
 
-def warm_cluster(address: str | None, job: Any) -> list[str]:
-    """Runs ``job()`` once on every alive node of the Ray cluster at ``address`` (one task pinned
-    to each node); returns what each returned. ``mc-envs warmup --address`` uses it to compile
-    the kernels into every node's numba cache before a search."""
+def warm_cluster(address: str | None, job: Any, *args: Any) -> list[Any]:
+    """Runs ``job(*args)`` once on every alive node of the Ray cluster at ``address`` (one task
+    pinned to each node, at once); returns what each returned. ``mc-envs warmup --address`` uses
+    it to compile the kernels into every node's numba cache before a search."""
     ray = _ray(address)
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     remote = ray.remote(num_cpus=0)(job)
     nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
     refs = [
-        remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote()
+        remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(
+            *args
+        )
         for n in nodes
     ]
     return ray.get(refs)
@@ -415,11 +423,6 @@ class CallerThread:
 
     def stop(self) -> None:
         self.stop_flag = True
-
-    def join(self, timeout: float) -> None:
-        """Waits up to ``timeout`` s for the running task to return."""
-        if self.thread is not None:
-            self.thread.join(timeout)
 
 
 # -- inline ---------------------------------------------------------------------------------------

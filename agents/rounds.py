@@ -14,9 +14,11 @@ of the finished tasks. Three rules keep a search going when its workers do not:
   all: they are still loading or compiling), or one whose worker died. The caller's copy stops
   as soon as a worker reports on the task (its best so far is kept); otherwise the first copy to
   finish is the result. A task's result depends only on the task (its seed and budget), so which
-  copy wins changes nothing but the time. Tasks that keep a checkpoint file are not copied.
-- *Nothing is lost silently.* A task whose worker died is run by the caller; the result's
-  ``extra["participation"]`` says which tasks ran where, for how long, which were lost or late.
+  copy wins changes nothing but the time. Tasks that keep a checkpoint file are neither copied
+  nor submitted again: they resume from their file when the search is resumed.
+- *Nothing is lost silently.* A task whose worker died is submitted again (once) and run by the
+  caller meanwhile; the result's ``extra["participation"]`` says how many workers searched and
+  for how long, which tasks were lost with their worker, and which were late.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from typing import Any
 from agents.base import NEG_INF, Callback, Progress
 from agents.pools import REPORT_EVERY, CallerThread
 
-GRACE = 0.5  # seconds after the time limit that the tasks still out get to return
+GRACE = 0.6  # seconds after the time limit that the tasks still out get to return (a worker
+# hears of the stop at its next report, within ``agents.base.run_search``'s 0.5 s)
 PATIENCE = 1.0  # a task no worker has reported on for this long is run by the caller too
 MEASURE = 0.5  # seconds of batches (after the first, which loads or compiles) before judging them
 CUT = ("playouts", "max_score", "stopped", "callback", "time", "late")  # a task that did not finish
@@ -162,6 +165,9 @@ class Rounds:
             for index, result in finished.items():
                 if "lost" in result and index in tasks and index not in results:
                     self.lost.append(f"task {index}: {result['lost']}")
+                    again = index not in lost and not self.why
+                    if again and tasks[index][1].get("checkpoint") is None:
+                        self.pool.submit(*tasks[index], index)  # once, to a worker still there
                     lost.add(index)
                     if self.helper is None or self.helper.index != index:
                         copied.discard(index)
@@ -183,7 +189,7 @@ class Rounds:
             if self.helper is not None:
                 if self.helper.busy() and self.helper.index in results:
                     self.helper.cancel()  # a worker's copy finished first
-                elif not self.helper.busy() and not self.why:
+                elif not self.helper.busy() and not self.why and self._worth_starting():
                     self._stand_in(tasks, results, heard, lost, copied, now)
             if self.remaining() == 0.0 and not self.why:
                 self.end("time")
@@ -226,6 +232,10 @@ class Rounds:
         self.log.append({"index": index, **{k: result.get(k) for k in keys}})
         if result["stopped"] == "max_score":
             self.end("max_score")  # the others cannot do better
+
+    def _worth_starting(self) -> bool:
+        left = self.remaining()
+        return left is None or left > 0.1
 
     def _stand_in(
         self,
@@ -270,10 +280,10 @@ class Rounds:
         }
 
     def close(self) -> None:
-        """Stops the caller's task, if one runs (the pool is closed by its owner)."""
+        """Stops the caller's task, if one runs, without waiting for it: a copy still compiling
+        returns when it can, in the background (the pool is closed by its owner)."""
         if self.helper is not None:
             self.helper.stop()
-            self.helper.join(GRACE)
 
     def _report(self, running: int) -> None:
         now = time.perf_counter()
