@@ -120,7 +120,7 @@ def _start_workers_on(node, agent, env):
     still waiting for a worker process when its node dies is only moved elsewhere by Ray."""
     assert node.node_id
     for _ in range(5):
-        result = agent.search(env, playouts=20000)
+        result = agent.search(env, playouts=80000)
         if any(
             str(w.get("node", "")).startswith(node.node_id[:8]) for w in result.extra["workers"]
         ):
@@ -179,9 +179,9 @@ def test_a_checkpointed_search_resumes_after_its_node_died(cluster, tmp_path):
     finally:
         cluster.kill_node(node)
         cluster.nodes.remove(node)
-    assert again.score >= max(s["best"]["score"] for s in saved.values())
     back = [i for i in saved if again.extra["workers"][i]["stopped"] != "late"]
     assert back  # (a worker on the new node may still be starting when the time is up)
+    assert again.score >= max(saved[i]["best"]["score"] for i in back)
     for i in back:  # each went on from its file
         assert again.extra["workers"][i]["playouts"] >= saved[i]["control"]["playouts"]
     assert replayed_score(env, again.actions) == again.score
