@@ -88,12 +88,17 @@ def result_dict(result: SearchResult) -> dict:
 def run_task(task: Any, env: Any, budgets: dict, index: int, channel: Any) -> dict:
     """Runs one task's search, reporting progress to ``channel``; returns its result as a dict.
 
-    The result also says when the search gave its first report (``ready``: seconds after the
+    A ``deadline`` in ``budgets`` (``time.time()`` seconds) shortens ``time_limit`` by the time
+    the task waited for a worker. The result also says when the search gave its first report (``ready``: seconds after the
     task started, loading or compiling included) and which process ran it (``node``).
     """
     start = time.perf_counter()
     last = [0.0]
     ready: list[float] = []
+    budgets = dict(budgets)
+    deadline = budgets.pop("deadline", None)  # wall clock: the time spent waiting is gone
+    if deadline is not None and budgets.get("time_limit") is not None:
+        budgets["time_limit"] = max(min(budgets["time_limit"], deadline - time.time()), 0.0)
 
     def report(progress: Progress) -> bool:
         now = time.perf_counter()
@@ -286,8 +291,16 @@ class RayPool:
     """Ray tasks, at most ``workers`` of them submitted at once by the caller.
 
     A task whose worker or node dies is reported lost (Ray does not retry it: the search submits
-    it again and the caller runs it meanwhile). The numba cache of a node is its own: compile
-    ahead with ``mc-envs warmup --address ADDRESS`` (see :func:`warm_cluster`).
+    it again and the caller runs it meanwhile). Each node compiles the kernels into its own numba
+    cache (``~/.cache/mc-envs/numba-<hash of the sources>``, kept between searches) on its first
+    task; ``mc-envs warmup --address ADDRESS`` compiles them on every node ahead (see
+    :func:`warm_cluster`). Nodes that come and go (autoscaling) can keep one cache on a shared
+    volume: connect first with a runtime_env that names it, and the searches use that
+    connection::
+
+        ray.init(address, runtime_env={"env_vars": {"NUMBA_CACHE_DIR": "/shared/mc-envs-numba"}})
+
+    (numba keys cached code on the CPU, so nodes of different kinds can share the directory.)
 
     Args:
         workers: how many tasks the caller runs at once.

@@ -118,7 +118,7 @@ class Rounds:
         left = self.remaining()
         if left == 0.0:
             self.end("time")  # the tasks not yet started return at once
-        return {**budgets, "time_limit": left}
+        return {**budgets, "time_limit": left, "deadline": time.time() + left}
 
     def run(self, batch: list[tuple[Any, dict]]) -> list[dict]:
         """Runs the (task, budgets) pairs of ``batch``; their results, in order.
