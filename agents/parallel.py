@@ -169,15 +169,21 @@ def open_pool(agent: Any, env: Any) -> Any:
     return make_pool(agent.workers, agent.backend, env, agent.address)
 
 
-FALLBACK = 1.0  # a scheme whose rounds keep fewer workers busy than this gives way to root
+FALLBACK = 0.75  # rounds that keep less than this share of the workers busy give way to root
 
 
 def root_instead(agent: Any, rounds: Rounds) -> str:
     """Why a scheme made of rounds (``moves``, ``distributed``) should give way to root
-    parallelism for the rest of its time: its rounds kept fewer than ``FALLBACK`` workers' worth
-    of search going (the tasks are too small for what a round costs); ``""`` to go on."""
+    parallelism for the rest of its time; ``""`` to go on.
+
+    Root parallelism keeps every worker busy; a round keeps them busy for its tasks and idle for
+    its cost (dispatch, results, the slowest task). Its tasks' search seconds also grow when the
+    workers share the cores (so, measured alone, they would overrate the rounds): the scheme gives
+    way when its rounds keep less than ``FALLBACK`` of the workers busy (NRPA level 2 on
+    SameGame, 2 workers: 0.45-0.65; level 3: over 0.9).
+    """
     busy = rounds.busy()
-    if busy is None or busy >= FALLBACK:
+    if busy is None or busy >= FALLBACK * agent.workers:
         return ""
     return (
         f"parallel={agent.parallel!r} kept {busy:.2f} of {agent.workers} workers busy over "

@@ -31,6 +31,7 @@ import threading
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
@@ -154,6 +155,8 @@ def _task_main(task: Any, env: bytes, budgets: dict, index: int) -> dict:
         return run_task(task, pickle.loads(env), budgets, index, _channel)
     except BaseException:
         raise RuntimeError(traceback.format_exc()) from None
+    finally:
+        _channel.put(("done", index))  # wakes the master's poll: rounds wait no longer than this
 
 
 class ProcessPool:
@@ -195,6 +198,11 @@ class ProcessPool:
                 messages.append(self.messages.get_nowait())
         except queue.Empty:
             pass
+        done = [m[1] for m in messages if m[0] == "done"]
+        messages = [m for m in messages if m[0] != "done"]
+        futures = [self.pending[i] for i in done if self.pending.get(i) is not None]
+        if futures:  # set by the executor's thread a moment after the message
+            wait_futures(futures, timeout=1.0)
         finished: dict[int, dict] = {}
         for index, future in list(self.pending.items()):
             if future is None or future.done():
@@ -325,10 +333,13 @@ class RayPool:
         self.pending[index] = self._task.remote(task, self.env, budgets, index, self.board)
 
     def poll(self, timeout: float) -> tuple[list[tuple], dict[int, dict]]:
-        time.sleep(timeout)
+        refs = list(self.pending.values())
+        if refs:  # returns as soon as a task ends: a round waits no longer than its tasks
+            self.ray.wait(refs, num_returns=1, timeout=timeout)
+        else:
+            time.sleep(timeout)
         messages = self.ray.get(self.board.drain.remote())
         finished: dict[int, dict] = {}
-        refs = list(self.pending.values())
         ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0) if refs else ([], [])
         for index, ref in list(self.pending.items()):
             if ref in ready:

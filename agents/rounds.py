@@ -32,7 +32,7 @@ from agents.pools import REPORT_EVERY, CallerThread
 GRACE = 0.6  # seconds after the time limit that the tasks still out get to return (a worker
 # hears of the stop at its next report, within ``agents.base.run_search``'s 0.5 s)
 PATIENCE = 1.0  # a task no worker has reported on for this long is run by the caller too
-MEASURE = 0.5  # seconds of batches (after the first, which loads or compiles) before judging them
+MEASURE = 0.5  # seconds of batches (once the workers have started) before judging them
 CUT = ("playouts", "max_score", "stopped", "callback", "time", "late")  # a task that did not finish
 
 
@@ -90,7 +90,8 @@ class Rounds:
         self.lost: list[str] = []
         self.late: list[int] = []
         self.wall = 0.0  # seconds the last batch took
-        self.work = self.measured = 0.0  # tasks' search seconds, and wall seconds, after batch 1
+        self.work = self.measured = 0.0  # tasks' search seconds, and wall seconds, of batches
+        self.judged = 0  # ... that started once the workers had reported
 
     def remaining(self) -> float | None:
         """Seconds left before the time limit (None without one)."""
@@ -128,6 +129,7 @@ class Rounds:
         "late"``; its best so far was shown to the callback and counts in :attr:`shown_score`.
         """
         began = time.perf_counter()
+        warm = self.heard  # workers had started before this batch: it measures the pool
         first = self.tasks
         tasks: dict[int, tuple[Any, dict]] = {}
         heard: dict[int, float] = {}
@@ -210,17 +212,18 @@ class Rounds:
             ordered.append(results[index])
         self.total += sum(r["playouts"] for r in ordered)
         self.wall = time.perf_counter() - began
-        if self.batches > 1:
+        if warm:
             self.work += sum(r["seconds"] for r in ordered)
             self.measured += self.wall
+            self.judged += 1
         return ordered
 
     def busy(self) -> float | None:
         """How many workers' worth of search the batches kept going: the tasks' search seconds
-        over the batches' wall seconds (the first batch, which loads or compiles, left out);
-        None until ``MEASURE`` seconds of at least three batches were measured. Below 1, one
-        worker alone would have searched more."""
-        if self.measured < MEASURE or self.batches < 4:
+        over the batches' wall seconds, counting the batches started once a worker had
+        reported (before, the workers load or compile); None until ``MEASURE`` seconds of at
+        least three batches were measured. Below 1, one worker alone would have searched more."""
+        if self.measured < MEASURE or self.judged < 3:
             return None
         return self.work / self.measured
 
