@@ -260,9 +260,10 @@ class Rounds:
                 return
 
     def playouts(self, budgeted: bool) -> int:
-        """The playouts to report: those of the tasks' results under a playout budget (what the
-        budget counts, the same on every backend), every playout made otherwise."""
-        return self.total if budgeted else self.total + self.spare
+        """The playouts to report: with a time limit and no playout budget, every playout made;
+        otherwise those of the tasks' results (what a budget counts: the same on every backend,
+        whichever copy of a task came first)."""
+        return self.total if budgeted or self.time_limit is None else self.total + self.spare
 
     def participation(self) -> dict:
         """Who searched, and for how long: the tasks with a result by where they ran, the
