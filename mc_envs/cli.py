@@ -260,16 +260,24 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if verdict.ok else 1
 
 
-def warm_here(levels: int) -> str:
+def warm_here(levels: int, say: Any = None) -> str:
     """Compiles (or loads) every kernel and search of this machine into its numba cache; returns
-    what it did, one line per env. Run on every node of a cluster by ``warmup --address``."""
+    what it did, one line per env, each also given to ``say`` as it is done. Run on every node of
+    a cluster by ``warmup --address``."""
     import gymnasium as gym
 
     import mc_envs
     from agents import NMCS, NRPA, UCT
     from mc_envs._numba import cache_dir
 
-    lines = [f"{socket.gethostname()}: numba cache {cache_dir()}"]
+    lines: list[str] = []
+
+    def line(text: str) -> None:
+        lines.append(text)
+        if say is not None:
+            say(text)
+
+    line(f"numba cache: {cache_dir()} (on {socket.gethostname()})")
     for env_id in sorted(mc_envs.ENVS):
         start = time.perf_counter()
         env = gym.make(env_id)
@@ -284,13 +292,13 @@ def warm_here(levels: int) -> str:
             vec = gym.make_vec(env_id, num_envs=2, threads=threads)
             vec.reset(seed=0)
             vec.step(vec.action_masks().argmax(1))
-        lines.append(f"{env_id}: ready in {time.perf_counter() - start:.1f} s")
+        line(f"{env_id}: ready in {time.perf_counter() - start:.1f} s")
     return "\n".join(lines)
 
 
 def cmd_warmup(args: argparse.Namespace) -> int:
     if args.address is None:
-        print(warm_here(args.levels))
+        warm_here(args.levels, say=lambda text: print(text, flush=True))
         return 0
     from agents.pools import warm_cluster
 
