@@ -1,5 +1,5 @@
 """Parallel and distributed search: how every agent takes ``workers``, ``backend``, ``address`` and
-``parallel``, and the one progress loop over a pool of workers (:mod:`agents.pools`).
+``parallel``; root parallelism; when a scheme made of rounds gives way to it.
 
 Every agent derives from :class:`ParallelAgent`. With ``workers=1`` and ``parallel="root"`` its
 search runs in the caller; otherwise the scheme named by ``parallel`` runs it (the agent's
@@ -12,8 +12,9 @@ start or lost, and the playouts of the finished tasks.
 
 Root parallelism: ``N`` independent searches of the same agent from the same state, each with a
 seed derived from the agent's seed (:func:`worker_seed`), the best result kept. Playout and
-iteration budgets are split between the workers (a budget means the same total work), the time
-limit applies to each. A worker's result depends only on its seed and budget, so every backend
+iteration budgets are split between the workers (a budget means the same total work); the time
+limit, counted from the call, applies to each (a worker that starts late searches for what is
+left). A worker's result depends only on its seed and budget, so every backend
 gives the same result for the same seeds.
 """
 
