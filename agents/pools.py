@@ -230,17 +230,10 @@ class ProcessPool:
     def close(self) -> None:
         self.stop()
         late = any(f is not None and not f.done() for f in self.pending.values())
-        # a late worker (one still compiling) finishes in the background: the search is over
-        self.pool.shutdown(wait=not late, cancel_futures=True)
-        if late:  # its queues and events must outlive the workers that are still starting
-            _LINGERING[:] = [p for p in _LINGERING if p.alive()] + [self]
-
-    def alive(self) -> bool:
-        """Whether a worker process of this pool still runs."""
-        return any(p.is_alive() for p in list((self.pool._processes or {}).values()))
-
-
-_LINGERING: list[ProcessPool] = []  # closed pools with workers still finishing
+        if late:  # a worker still compiling: the caller compiles into the same on-disk cache,
+            for process in list((self.pool._processes or {}).values()):  # so it is not missed
+                process.terminate()
+        self.pool.shutdown(wait=False, cancel_futures=True)  # the workers exit on their own
 
 
 # -- Ray ------------------------------------------------------------------------------------------
