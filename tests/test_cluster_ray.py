@@ -5,6 +5,10 @@ for the deterministic schemes, budgets that hold, and a node killed in the middl
 One cluster serves the module (its nodes load the kernels from this process's numba cache, which
 the fixture fills); every node is killed at the end, and every wait has a timeout. The
 ``mc-envs solve`` test connects from a new process, as a user would.
+
+This module must hold the first Ray session of the test process (hence its name, before
+test_parallel.py): with Ray 2.60, a process that ran a local Ray, shut it down and then joins
+another cluster loses its actors ("all references to the actor were removed").
 """
 
 import json
