@@ -15,8 +15,8 @@ itself is re-raised.
   searches load from the on-disk cache in the children).
 - :class:`RayPool`: Ray tasks, on the cluster at ``address`` or on a local Ray.
 - :class:`InlinePool`: no workers; a task runs in the caller when it is submitted (one worker).
-- :class:`CallerThread`: the calling process as one more worker, one task at a time in a thread
-  (compiled searches release the GIL): it stands in for workers still compiling or lost.
+
+(:class:`agents.rounds.CallerThread` runs tasks in a thread of the caller, beside a pool.)
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import os
 import pickle
 import queue
 import socket
-import threading
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor
@@ -383,72 +382,6 @@ def warm_cluster(address: str | None, job: Any, *args: Any) -> list[Any]:
         for n in nodes
     ]
     return ray.get(refs)
-
-
-# -- the calling process ---------------------------------------------------------------------------
-
-
-class CallerThread:
-    """The calling process as one more worker: one task at a time, in a thread.
-
-    The searches release the GIL, so the caller's polling goes on beside it. A task here stops
-    when the pool's search stops, or alone (:meth:`cancel`) when a worker's copy finished first.
-    """
-
-    def __init__(self, env: Any) -> None:
-        self.env = pickle.dumps(env)
-        self.messages: queue.SimpleQueue = queue.SimpleQueue()
-        self.index: int | None = None  # the task running here
-        self.result: dict | None = None
-        self.cancelled = False
-        self.stop_flag = False
-        self.thread: threading.Thread | None = None
-
-    def busy(self) -> bool:
-        """Whether a task runs here (a finished one counts until :meth:`poll` collects it)."""
-        return self.index is not None
-
-    def put(self, message: tuple) -> None:
-        self.messages.put(message)
-
-    def stopped(self, index: int) -> bool:
-        return self.stop_flag or self.cancelled
-
-    def where(self) -> str:
-        return "caller"
-
-    def submit(self, task: Any, budgets: dict, index: int) -> None:
-        self.index, self.result, self.cancelled = index, None, False
-
-        def target() -> None:
-            try:
-                result = run_task(task, pickle.loads(self.env), budgets, index, self)
-                self.result = {**result, "cancelled": self.cancelled}
-            except BaseException:
-                self.result = {"error": traceback.format_exc()}
-
-        self.thread = threading.Thread(target=target, name="mc-envs-caller-task", daemon=True)
-        self.thread.start()
-
-    def poll(self) -> tuple[list[tuple], dict[int, dict]]:
-        """The messages so far and, once the task ended, its result."""
-        messages = []
-        while not self.messages.empty():
-            messages.append(self.messages.get())
-        if self.thread is None or self.thread.is_alive():
-            return messages, {}
-        index, result = self.index, self.result or {}
-        self.thread, self.index = None, None
-        if "error" in result:
-            raise RuntimeError(f"a search in the calling process failed:\n{result['error']}")
-        return messages, {index: result}
-
-    def cancel(self) -> None:
-        """Asks the running task to return (it still reports its result)."""
-        self.cancelled = True
-
-    def stop(self) -> None:
-        self.stop_flag = True
 
 
 # -- inline ---------------------------------------------------------------------------------------

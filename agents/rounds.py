@@ -9,7 +9,7 @@ of the finished tasks. Three rules keep a search going when its workers do not:
   (their best so far already reached the caller as a progress message). A worker still compiling
   its kernels, or on a node that died, never holds the search past T + ``GRACE``.
 - *The caller stands in.* While the pool's tasks run, the calling process runs one task at a time
-  itself (:class:`agents.pools.CallerThread`): the lowest-numbered task of the batch from which
+  itself (:class:`CallerThread`): the lowest-numbered task of the batch from which
   no worker has reported for ``PATIENCE`` seconds (at once, before any worker has reported at
   all: they are still loading or compiling), or one whose worker died. The caller's copy stops
   as soon as a worker reports on the task (its best so far is kept); otherwise the first copy to
@@ -23,11 +23,15 @@ of the finished tasks. Three rules keep a search going when its workers do not:
 
 from __future__ import annotations
 
+import pickle
+import queue
+import threading
 import time
+import traceback
 from typing import Any
 
 from agents.base import NEG_INF, Callback, Progress
-from agents.pools import REPORT_EVERY, CallerThread
+from agents.pools import REPORT_EVERY, run_task
 
 GRACE = 0.6  # seconds after the time limit that the tasks still out get to return (a worker
 # hears of the stop at its next report, within ``agents.base.run_search``'s 0.5 s)
@@ -47,6 +51,69 @@ def _late(index: int, playouts: int) -> dict:
         "stopped": "late",
         "index": index,
     }
+
+
+class CallerThread:
+    """The calling process as one more worker: one task at a time, in a thread.
+
+    The searches release the GIL, so the caller's polling goes on beside it. A task here stops
+    when the pool's search stops, or alone (:meth:`cancel`) when a worker's copy finished first.
+    """
+
+    def __init__(self, env: Any) -> None:
+        self.env = pickle.dumps(env)
+        self.messages: queue.SimpleQueue = queue.SimpleQueue()
+        self.index: int | None = None  # the task running here
+        self.result: dict | None = None
+        self.cancelled = False
+        self.stop_flag = False
+        self.thread: threading.Thread | None = None
+
+    def busy(self) -> bool:
+        """Whether a task runs here (a finished one counts until :meth:`poll` collects it)."""
+        return self.index is not None
+
+    def put(self, message: tuple) -> None:
+        self.messages.put(message)
+
+    def stopped(self, index: int) -> bool:
+        return self.stop_flag or self.cancelled
+
+    def where(self) -> str:
+        return "caller"
+
+    def submit(self, task: Any, budgets: dict, index: int) -> None:
+        self.index, self.result, self.cancelled = index, None, False
+
+        def target() -> None:
+            try:
+                result = run_task(task, pickle.loads(self.env), budgets, index, self)
+                self.result = {**result, "cancelled": self.cancelled}
+            except BaseException:
+                self.result = {"error": traceback.format_exc()}
+
+        self.thread = threading.Thread(target=target, name="mc-envs-caller-task", daemon=True)
+        self.thread.start()
+
+    def poll(self) -> tuple[list[tuple], dict[int, dict]]:
+        """The messages so far and, once the task ended, its result."""
+        messages = []
+        while not self.messages.empty():
+            messages.append(self.messages.get())
+        if self.thread is None or self.thread.is_alive():
+            return messages, {}
+        index, result = self.index, self.result or {}
+        self.thread, self.index = None, None
+        if "error" in result:
+            raise RuntimeError(f"a search in the calling process failed:\n{result['error']}")
+        return messages, {index: result}
+
+    def cancel(self) -> None:
+        """Asks the running task to return (it still reports its result)."""
+        self.cancelled = True
+
+    def stop(self) -> None:
+        self.stop_flag = True
 
 
 class Rounds:
