@@ -15,7 +15,8 @@ import time
 from typing import Any
 
 from agents.base import NEG_INF, Callback, Progress, SearchResult
-from agents.parallel import CUT, Rounds, open_pool, solo, worker_seed
+from agents.parallel import open_pool, root_instead, run_root, solo, worker_seed
+from agents.rounds import CUT, Rounds
 from mc_envs.rng import rng_below, rng_state
 
 
@@ -71,17 +72,6 @@ def _better(score: float, best: float, ties: int, rng: Any) -> tuple[bool, int]:
     return False, ties
 
 
-class _WarmUp:
-    """A task that loads (or compiles) what a worker's tasks run before the clock starts: the
-    env's own moves and the level-(L-1) search."""
-
-    def __init__(self, agent: Any, first: list[int]) -> None:
-        self.task = _MoveSearch(agent, 0, first)
-
-    def search(self, env: Any, **_: Any) -> SearchResult:
-        return self.task.search(env, playouts=1)
-
-
 def moves_search(
     agent: Any,
     env: Any,
@@ -102,9 +92,15 @@ def moves_search(
             runs the tasks in this process (same result).
         env: the env to search from (left unchanged).
 
+    With a time limit as the only budget, rounds that keep fewer than one worker's worth of
+    search going give the rest of the time to root parallelism, as
+    :func:`agents.nrpa_distributed.distributed_search` does (``extra["fallback"]`` says so).
+
     Returns:
-        The best sequence seen; ``extra`` has ``steps``, ``tasks`` and ``backend``.
+        The best sequence seen; ``extra`` has ``steps``, ``tasks``, ``backend``, ``fallback``
+        and ``participation`` (see :meth:`agents.rounds.Rounds.participation`).
     """
+    start = time.perf_counter()
     if agent.level < 2:
         raise ValueError("parallel='moves' spreads level-(L-1) searches: it needs level >= 2")
     base = env.unwrapped
@@ -115,9 +111,11 @@ def moves_search(
     max_score = float(bound) if restarts and bound is not None else math.inf
     rng = rng_state(agent.seed)
 
-    pool = open_pool(agent, base, _WarmUp(agent, [int(a) for a in base.legal_actions()[:1]]))
+    pool = open_pool(agent, base)
 
-    rounds = Rounds(pool, time_limit, callback)
+    rounds = Rounds(pool, time_limit, callback, start=start, env=base)
+    timed = time_limit is not None and playouts is None and iterations is None
+    fallback = ""
     best_score, best_actions = NEG_INF, []  # over every task, in task order
     runs = 0
     why = ""
@@ -166,11 +164,18 @@ def moves_search(
                     why = "playouts"
                 elif cut and not why:
                     why = "stopped"
-                if why:
+                fallback = "" if why or not timed else root_instead(agent, rounds)
+                if why or fallback:
                     break
                 move = run_seq[len(played)] if agent.memorize else step_move
                 base.step(move)
                 played.append(move)
+            if fallback:
+                for r in run_root(agent, rounds):
+                    runs += r["iterations"]
+                    if r["score"] > best_score:
+                        best_score, best_actions = r["score"], list(r["actions"])
+                why = rounds.why
             if not why:
                 runs += 1
                 if not agent.memorize and base.score > best_score:  # the game played itself
@@ -178,6 +183,7 @@ def moves_search(
     except KeyboardInterrupt:
         why = "interrupt"
     finally:
+        rounds.close()
         pool.close()
         base.restore_state(snapshot)
     if not why:
@@ -185,9 +191,15 @@ def moves_search(
     return SearchResult(
         score=float(best_score) if best_score > NEG_INF else float("-inf"),
         actions=best_actions,
-        playouts=rounds.total,
+        playouts=rounds.playouts(playouts is not None),
         seconds=time.perf_counter() - rounds.start,
         iterations=runs,
         stopped=why,
-        extra={"steps": rounds.batches, "tasks": rounds.tasks, "backend": agent.backend},
+        extra={
+            "steps": rounds.batches,
+            "tasks": rounds.tasks,
+            "backend": agent.backend,
+            "fallback": fallback,
+            "participation": rounds.participation(),
+        },
     )

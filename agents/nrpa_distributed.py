@@ -7,13 +7,15 @@ NRPA from it, and the master adapts towards the results in iteration order, as s
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
 
 from agents.base import NEG_INF, RUNS, Callback, SearchResult
 from agents.nrpa_core import clear_policy
-from agents.parallel import CUT, Rounds, open_pool, solo, worker_seed
+from agents.parallel import open_pool, root_instead, run_root, solo, worker_seed
+from agents.rounds import CUT, Rounds
 from agents.runner import Runner, nested_budgets
 
 
@@ -55,17 +57,6 @@ class _PolicySearch:
         return result
 
 
-class _WarmUp:
-    """A task that only loads (or compiles) a worker's level-(L-1) search, before the clock starts."""
-
-    def __init__(self, agent: Any) -> None:
-        self.agent = solo(agent, level=agent.level - 1)
-
-    def search(self, env: Any, **budgets: Any) -> SearchResult:
-        self.agent.program(env, Runner(env, run_limit=1)).warm_up()
-        return SearchResult(score=NEG_INF, actions=[], playouts=0, seconds=0.0)
-
-
 def distributed_search(
     agent: Any,
     env: Any,
@@ -94,11 +85,18 @@ def distributed_search(
         time_limit, playouts, iterations, callback: as :meth:`NRPA.search` (``iterations`` counts
             complete top-level runs).
 
-    Returns:
-        The best sequence found; ``extra`` has ``rounds``, ``tasks`` and ``backend``.
-    """
-    import time
+    With a time limit as the only budget, the search watches what its rounds cost: if they keep
+    fewer than one worker's worth of search going (level-(L-1) searches too small for the cost
+    of a round: level 2, in practice), it gives the rest of the time to root parallelism (each
+    worker a whole level-L NRPA) and says so in ``extra["fallback"]``. With a playout or run
+    budget it never does, so that its result stays reproducible.
 
+    Returns:
+        The best sequence found; ``extra`` has ``rounds``, ``tasks``, ``backend``, ``fallback``
+        (why root parallelism took over, or ``""``) and ``participation`` (see
+        :meth:`agents.rounds.Rounds.participation`).
+    """
+    start = time.perf_counter()
     if agent.level < 2:
         raise ValueError("distributed NRPA needs level >= 2")
     base = env.unwrapped
@@ -112,10 +110,12 @@ def distributed_search(
     bound = getattr(base, "max_score", None)
     max_score = float(bound) if restarts and bound is not None else math.inf
 
-    pool = open_pool(agent, base, _WarmUp(agent))
+    pool = open_pool(agent, base)
 
     best_score, best_actions = NEG_INF, []  # over every task, in task order: deterministic
-    rounds = Rounds(pool, time_limit, callback)
+    rounds = Rounds(pool, time_limit, callback, start=start, env=base)
+    timed = time_limit is not None and playouts is None and iterations is None
+    fallback = ""
     runs = 0
     why = ""
     try:
@@ -144,6 +144,8 @@ def distributed_search(
                 why = rounds.why
                 cut = False
                 for r in results:  # in iteration order, as sequential NRPA
+                    if r["stopped"] == "late":
+                        continue  # the search is over; its best so far was shown
                     if r["score"] > best_score:
                         best_score, best_actions = r["score"], list(r["actions"])
                     if r["stopped"] in CUT:
@@ -161,11 +163,21 @@ def distributed_search(
                 elif playouts is not None and (rounds.total >= playouts or cut) and not why:
                     why = "playouts"
                 rounds.show(best_score, best_actions)
+                fallback = "" if why or not timed else root_instead(agent, rounds)
+                if fallback:
+                    break
             if done_iters >= agent.iterations:
                 runs += 1
+            if fallback:
+                for r in run_root(agent, rounds):
+                    runs += r["iterations"]
+                    if r["score"] > best_score:
+                        best_score, best_actions = r["score"], list(r["actions"])
+                why = rounds.why
     except KeyboardInterrupt:
         why = "interrupt"
     finally:
+        rounds.close()
         pool.close()
         if runner.snapshot is not None:
             base.restore_state(runner.snapshot)
@@ -174,9 +186,15 @@ def distributed_search(
     return SearchResult(
         score=float(best_score) if best_score > NEG_INF else float("-inf"),
         actions=best_actions,
-        playouts=rounds.total,
+        playouts=rounds.playouts(playouts is not None),
         seconds=time.perf_counter() - rounds.start,
         iterations=runs,
         stopped=why,
-        extra={"rounds": rounds.batches, "tasks": rounds.tasks, "backend": agent.backend},
+        extra={
+            "rounds": rounds.batches,
+            "tasks": rounds.tasks,
+            "backend": agent.backend,
+            "fallback": fallback,
+            "participation": rounds.participation(),
+        },
     )

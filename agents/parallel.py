@@ -1,18 +1,20 @@
 """Parallel and distributed search: how every agent takes ``workers``, ``backend``, ``address`` and
-``parallel``, and the one progress loop over a pool of workers (:mod:`agents.pools`).
+``parallel``; root parallelism; when a scheme made of rounds gives way to it.
 
 Every agent derives from :class:`ParallelAgent`. With ``workers=1`` and ``parallel="root"`` its
 search runs in the caller; otherwise the scheme named by ``parallel`` runs it (the agent's
 ``schemes`` table): ``"root"`` (:func:`root_search`, every agent), NMCS's ``"moves"``
 (:func:`agents.nmcs_parallel.moves_search`) and NRPA's ``"distributed"``
 (:func:`agents.nrpa_distributed.distributed_search`). Each scheme submits tasks to a pool and
-follows them with :class:`Rounds`: live progress for the callback, the time limit, Ctrl-C, and the
-playouts of the finished tasks.
+follows them with :class:`agents.rounds.Rounds`: live progress for the callback, the time limit
+(counted from the call), Ctrl-C, the calling process standing in for workers that are slow to
+start or lost, and the playouts of the finished tasks.
 
 Root parallelism: ``N`` independent searches of the same agent from the same state, each with a
 seed derived from the agent's seed (:func:`worker_seed`), the best result kept. Playout and
-iteration budgets are split between the workers (a budget means the same total work), the time
-limit applies to each. A worker's result depends only on its seed and budget, so every backend
+iteration budgets are split between the workers (a budget means the same total work); the time
+limit, counted from the call, applies to each (a worker that starts late searches for what is
+left). A worker's result depends only on its seed and budget, so every backend
 gives the same result for the same seeds.
 """
 
@@ -27,12 +29,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agents.base import NEG_INF, Callback, Progress, SearchResult
-from agents.pools import BACKENDS, REPORT_EVERY, make_pool
+from agents.base import NEG_INF, Callback, SearchResult
+from agents.pools import BACKENDS, make_pool
+from agents.rounds import Rounds
 from mc_envs.core import strict
 from mc_envs.rng import rng_state
-
-CUT = ("playouts", "max_score", "stopped", "callback", "time")  # a task that did not finish
 
 
 def worker_seed(seed: int, index: int) -> int:
@@ -160,127 +161,46 @@ def worker_agents(agent: Any) -> list[Any]:
     return clones
 
 
-class Rounds:
-    """Runs a master's batches of tasks on a pool and follows them: live progress for the
-    callback, the time limit, Ctrl-C, and the playouts of the finished tasks.
-
-    ``why`` becomes ``"time"``, ``"callback"``, ``"interrupt"`` or ``"max_score"`` when the search
-    must end (the pool is then stopped, so the running tasks return their best so far).
-    """
-
-    def __init__(self, pool: Any, time_limit: float | None, callback: Callback | None) -> None:
-        self.pool = pool
-        self.time_limit = time_limit
-        self.callback = callback
-        self.start = self.last_report = time.perf_counter()
-        self.why = ""
-        self.total = 0
-        self.tasks = 0
-        self.batches = 0
-        self.shown_score, self.shown_actions = NEG_INF, []
-        self.improved = False
-
-    def remaining(self) -> float | None:
-        """Seconds left before the time limit (None without one)."""
-        if self.time_limit is None:
-            return None
-        return max(self.time_limit - (time.perf_counter() - self.start), 0.0)
-
-    def show(self, score: float, actions: list) -> None:
-        """Makes ``score`` the best shown to the callback if it is better."""
-        if score > self.shown_score:
-            self.shown_score, self.shown_actions = score, list(actions)
-            self.improved = True
-
-    def end(self, why: str) -> None:
-        """Ends the search for ``why`` (the first reason stays): the running tasks return."""
-        if not self.why:
-            self.why = why
-        self.pool.stop()
-
-    def run(self, batch: list[tuple[Any, dict]]) -> list[dict]:
-        """Runs the (task, budgets) pairs of ``batch``; their results, in order.
-
-        A Ctrl-C stops the tasks and still collects their results (for up to 10 s).
-        """
-        first = self.tasks
-        for j, (task, budgets) in enumerate(batch):
-            if self.time_limit is not None:
-                left = self.remaining()
-                if left == 0.0:
-                    self.end("time")  # the tasks not yet started return at once
-                budgets = {**budgets, "time_limit": left}
-            self.pool.submit(task, budgets, first + j)
-        self.tasks += len(batch)
-        self.batches += 1
-        results: dict[int, dict] = {}
-        counts: dict[int, int] = {}
-        deadline = None
-        while len(results) < len(batch):
-            try:
-                messages, finished = self.pool.poll(0.02)
-            except KeyboardInterrupt:
-                self.end("interrupt")
-                deadline = time.perf_counter() + 10
-                continue
-            for index, result in finished.items():
-                results[index] = result
-                counts[index] = result["playouts"]
-                self.show(result["score"], result["actions"])
-                if result["stopped"] == "max_score":
-                    self.end("max_score")  # the others cannot do better
-            for message in messages:
-                if message[0] == "best":
-                    self.show(message[2], message[3])
-                elif message[0] == "count":
-                    counts[message[1]] = max(counts.get(message[1], 0), message[2])
-            if deadline is not None and time.perf_counter() > deadline:
-                break
-            if self.remaining() == 0.0 and not self.why:
-                self.end("time")
-            self._report(sum(counts.values()))
-        ordered = [results[first + j] for j in range(len(batch)) if first + j in results]
-        self.total += sum(r["playouts"] for r in ordered)
-        return ordered
-
-    def _report(self, running: int) -> None:
-        now = time.perf_counter()
-        due = self.improved or now - self.last_report >= REPORT_EVERY
-        if self.callback is None or self.why or self.shown_score <= NEG_INF or not due:
-            return
-        self.last_report = now
-        progress = Progress(
-            now - self.start,
-            self.shown_score,
-            self.shown_actions,
-            self.total + running,
-            self.improved,
-        )
-        self.improved = False
-        try:
-            stop = self.callback(progress)
-        except KeyboardInterrupt:
-            self.end("interrupt")
-            return
-        if stop:
-            self.end("callback")
-
-
-def open_pool(agent: Any, env: Any, warm: Any = None) -> Any:
-    """The agent's pool over ``env`` (``warm.search`` run first here, then on every worker, so
-    that compiled code is loaded before a clock starts)."""
+def open_pool(agent: Any, env: Any) -> Any:
+    """The agent's pool over ``env``. Nothing is awaited: workers load or compile their code on
+    their first task while the calling process stands in for them (:mod:`agents.rounds`);
+    ``mc-envs warmup --address`` compiles every node of a cluster ahead."""
     if agent.workers > 1 and agent.backend == "local":
         check_main_guarded()
-    if warm is not None:
-        warm.search(env)  # compiles into the on-disk cache the workers load from
-    pool = make_pool(agent.workers, agent.backend, env, agent.address)
-    try:
-        if warm is not None and agent.workers > 1:
-            pool.warm_up(warm)
-    except BaseException:
-        pool.close()
-        raise
-    return pool
+    return make_pool(agent.workers, agent.backend, env, agent.address)
+
+
+FALLBACK = 0.75  # rounds that keep less than this share of the workers busy give way to root
+
+
+def root_instead(agent: Any, rounds: Rounds) -> str:
+    """Why a scheme made of rounds (``moves``, ``distributed``) should give way to root
+    parallelism for the rest of its time; ``""`` to go on.
+
+    Root parallelism keeps every worker busy; a round keeps them busy for its tasks and idle for
+    its cost (dispatch, results, the slowest task). Its tasks' search seconds also grow when the
+    workers share the cores (so, measured alone, they would overrate the rounds): the scheme gives
+    way when its rounds keep less than ``FALLBACK`` of the workers busy (NRPA level 2 on
+    SameGame, 2 workers: 0.45-0.65; level 3: over 0.9).
+    """
+    busy = rounds.busy()
+    if busy is None or busy >= FALLBACK * agent.workers:
+        return ""
+    return (
+        f"parallel={agent.parallel!r} kept {busy:.2f} of {agent.workers} workers busy over "
+        f"{rounds.batches} rounds (its tasks are too small for what a round costs): root "
+        f"parallelism for the remaining {rounds.remaining() or 0.0:.1f} s"
+    )
+
+
+def run_root(agent: Any, rounds: Rounds) -> list[dict]:
+    """Root parallelism on an open pool for the time left: ``agent.workers`` searches of the
+    whole agent, seeded after the tasks already run; their results."""
+    batch = [
+        (solo(agent, seed=worker_seed(agent.seed, rounds.tasks + i)), {})
+        for i in range(agent.workers)
+    ]
+    return rounds.run(batch)
 
 
 def _split(total: int | None, parts: int, index: int) -> int | None:
@@ -304,7 +224,7 @@ def root_search(
     Args:
         agent: a :class:`ParallelAgent`.
         env: the env to search from (its state is sent to the workers; it is left unchanged).
-        time_limit: seconds, for each worker.
+        time_limit: seconds from the call (workers that start late search for what is left).
         playouts, iterations: total budgets, split evenly between the workers.
         callback: receives :class:`~agents.base.Progress` about the best of all workers.
         saving: ``checkpoint=PATH`` (worker ``i`` saves its search to ``PATH.w<i>``),
@@ -314,8 +234,10 @@ def root_search(
 
     Returns:
         The best worker's score and actions (ties: the lowest worker index); playouts and
-        iterations summed over workers; ``extra["workers"]`` holds each worker's result.
+        iterations summed over workers; ``extra["workers"]`` holds each worker's result and
+        ``extra["participation"]`` who ran them (see :meth:`agents.rounds.Rounds.participation`).
     """
+    start = time.perf_counter()
     n = int(agent.workers)
     base = env.unwrapped
     batch = []
@@ -331,10 +253,11 @@ def root_search(
             budget.update(saving, checkpoint=path, resume=resume)
         batch.append((clone, budget))
     pool = open_pool(agent, base)
-    rounds = Rounds(pool, time_limit, callback)
+    rounds = Rounds(pool, time_limit, callback, start=start, env=base)
     try:
         ordered = rounds.run(batch)
     finally:
+        rounds.close()
         pool.close()
     score, actions = rounds.shown_score, rounds.shown_actions
     if ordered:
@@ -350,9 +273,13 @@ def root_search(
     return SearchResult(
         score=float(score) if score > NEG_INF else float("-inf"),
         actions=list(actions),
-        playouts=rounds.total,
+        playouts=rounds.playouts(playouts is not None),
         seconds=time.perf_counter() - rounds.start,
         iterations=sum(r["iterations"] for r in ordered),
         stopped=stopped,
-        extra={"workers": [r for r in ordered], "backend": agent.backend},
+        extra={
+            "workers": list(ordered),
+            "backend": agent.backend,
+            "participation": rounds.participation(),
+        },
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import socket
 import sys
 import time
 from pathlib import Path
@@ -259,29 +260,50 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if verdict.ok else 1
 
 
-def cmd_warmup(args: argparse.Namespace) -> int:
+def warm_here(levels: int, say: Any = None) -> str:
+    """Compiles (or loads) every kernel and search of this machine into its numba cache; returns
+    what it did, one line per env, each also given to ``say`` as it is done. Run on every node of
+    a cluster by ``warmup --address``."""
     import gymnasium as gym
 
     import mc_envs
     from agents import NMCS, NRPA, UCT
     from mc_envs._numba import cache_dir
 
-    print(f"numba cache: {cache_dir()}")
+    lines: list[str] = []
+
+    def line(text: str) -> None:
+        lines.append(text)
+        if say is not None:
+            say(text)
+
+    line(f"numba cache: {cache_dir()} (on {socket.gethostname()})")
     for env_id in sorted(mc_envs.ENVS):
         start = time.perf_counter()
         env = gym.make(env_id)
         env.reset(seed=0)
         UCT().search(env, iterations=2)
         if getattr(env.unwrapped.kernel, "player", None) is None:  # puzzles
-            for level in range(args.levels + 1):
+            for level in range(levels + 1):
                 NMCS(level=level).search(env, playouts=1)
-            for level in range(1, args.levels + 1):
+            for level in range(1, levels + 1):
                 NRPA(level=level).search(env, playouts=1)
         for threads in (1, 2):  # the vector env's serial and parallel steps
             vec = gym.make_vec(env_id, num_envs=2, threads=threads)
             vec.reset(seed=0)
             vec.step(vec.action_masks().argmax(1))
-        print(f"{env_id}: ready in {time.perf_counter() - start:.1f} s")
+        line(f"{env_id}: ready in {time.perf_counter() - start:.1f} s")
+    return "\n".join(lines)
+
+
+def cmd_warmup(args: argparse.Namespace) -> int:
+    if args.address is None:
+        warm_here(args.levels, say=lambda text: print(text, flush=True))
+        return 0
+    from agents.pools import warm_cluster
+
+    for report in warm_cluster(args.address, warm_here, args.levels):
+        print(report)
     return 0
 
 
@@ -403,6 +425,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     warmup = sub.add_parser("warmup", help="compile and cache the kernels and searches")
     warmup.add_argument("--levels", type=NATURAL, default=2, help="NMCS and NRPA levels to compile")
+    warmup.add_argument(
+        "--address", help="a Ray cluster: compile on every node (each keeps its own cache)"
+    )
     warmup.set_defaults(func=cmd_warmup)
 
     play = sub.add_parser("play", help="play a game with the mouse in a window")

@@ -128,8 +128,9 @@ def test_distributed_nrpa_on_ray_gives_the_local_result():
 def test_distributed_nrpa_stops_on_time_with_the_best_so_far():
     env = samegame(5)
     agent = NRPA(level=3, iterations=30, seed=1, workers=2, parallel="distributed")
+    NRPA(level=2, iterations=30).search(env, playouts=10)  # compiled: a clock counts compiling
     result = agent.search(env, time_limit=1.0)
-    assert result.stopped == "time" and result.seconds < 5
+    assert result.stopped == "time" and result.seconds < 1.0 + 1.0
     assert result.score > 0 and replayed_score(env, result.actions) == result.score
 
 
@@ -169,8 +170,9 @@ def test_nmcs_top_level_moves_on_workers_is_exact_at_the_game_length(seed):
 
 def test_nmcs_top_level_moves_stop_on_time_with_the_best_so_far():
     env = samegame(5)
+    NMCS(level=2).search(env, playouts=10)  # compiled: a clock counts compiling
     result = NMCS(level=3, seed=2, workers=2, parallel="moves").search(env, time_limit=1.5)
-    assert result.stopped == "time" and result.seconds < 6
+    assert result.stopped == "time" and result.seconds < 1.5 + 1.0
     assert result.score > 0 and replayed_score(env, result.actions) == result.score
 
 
