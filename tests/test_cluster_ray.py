@@ -6,9 +6,10 @@ One cluster serves the module (its nodes load the kernels from this process's nu
 the fixture fills); every node is killed at the end, and every wait has a timeout. The
 ``mc-envs solve`` test connects from a new process, as a user would.
 
-This module must hold the first Ray session of the test process (hence its name, before
-test_parallel.py): with Ray 2.60, a process that ran a local Ray, shut it down and then joins
-another cluster loses its actors ("all references to the actor were removed").
+The test process starts no local Ray: Ray starts its processes with a ``preexec_fn`` (Python in
+the forked child), which tests/conftest.py refuses once JAX is imported; and with Ray 2.60 a
+process that ran a local Ray, shut it down and then joins another cluster loses its actors ("all
+references to the actor were removed").
 """
 
 import json
@@ -56,15 +57,19 @@ def cluster(tmp_path_factory):
                 os.environ[key] = value
 
 
-def test_address_from_the_agent_gives_the_local_result_for_moves_and_distributed(cluster):
+def test_address_from_the_agent_gives_the_local_result_for_root_moves_and_distributed(cluster):
     env = samegame(2)
+    root = dict(level=1, seed=4, workers=2)
     moves = dict(level=2, seed=4, workers=2, parallel="moves")
     dist = dict(level=2, iterations=8, seed=3, workers=2, parallel="distributed")
+    local_root = NMCS(**root).search(env, playouts=1200)
     local_moves = NMCS(**moves).search(env, playouts=2000)
     local_dist = NRPA(**dist).search(env, playouts=300)
+    remote_root = NMCS(**root, backend="ray", address=cluster.address).search(env, playouts=1200)
     remote_moves = NMCS(**moves, backend="ray", address=cluster.address).search(env, playouts=2000)
     remote_dist = NRPA(**dist, backend="ray", address=cluster.address).search(env, playouts=300)
-    for local, remote in ((local_moves, remote_moves), (local_dist, remote_dist)):
+    pairs = ((local_root, remote_root), (local_moves, remote_moves), (local_dist, remote_dist))
+    for local, remote in pairs:
         assert (remote.score, remote.actions, remote.playouts, remote.iterations) == (
             local.score,
             local.actions,

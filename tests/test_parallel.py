@@ -1,7 +1,6 @@
 """Parallel search: root parallelism (the best of seeded workers), NMCS's top-level moves and
-distributed NRPA on workers, the same over local processes and Ray."""
+distributed NRPA on workers (over Ray: tests/test_cluster_ray.py)."""
 
-import os
 
 import pytest
 from helpers import replayed_score, samegame
@@ -46,34 +45,6 @@ def test_local_workers_keep_the_best_of_the_seeded_searches():
     assert replayed_score(env, result.actions) == result.score
 
 
-def test_ray_gives_the_same_result_as_local_processes():
-    ray = pytest.importorskip("ray")
-    env = samegame(2)
-    local = NMCS(level=1, seed=4, workers=2).search(env, playouts=1200)
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    moves = dict(level=2, seed=4, workers=2, parallel="moves")
-    local_moves = NMCS(**moves).search(env, playouts=3000)
-    ray.init(num_cpus=2, include_dashboard=False)
-    try:
-        remote = NMCS(level=1, seed=4, workers=2, backend="ray").search(env, playouts=1200)
-        remote_moves = NMCS(**moves, backend="ray").search(env, playouts=3000)
-    finally:
-        ray.shutdown()
-    assert (remote_moves.score, remote_moves.actions, remote_moves.playouts) == (
-        local_moves.score,
-        local_moves.actions,
-        local_moves.playouts,
-    )
-    assert (remote.score, remote.actions, remote.playouts) == (
-        local.score,
-        local.actions,
-        local.playouts,
-    )
-    assert [(w["score"], w["actions"]) for w in remote.extra["workers"]] == [
-        (w["score"], w["actions"]) for w in local.extra["workers"]
-    ]
-
-
 def test_distributed_nrpa_is_reproducible_and_keeps_nrpa_s_iteration_count():
     env = samegame(4)
     snap = env.clone_state()
@@ -104,25 +75,6 @@ def test_distributed_nrpa_arguments_are_checked():
         NRPA(level=1, workers=2, parallel="distributed")
     with pytest.raises(ValueError, match="backend"):
         NRPA(level=2, workers=2, backend="mpi")
-
-
-def test_distributed_nrpa_on_ray_gives_the_local_result():
-    ray = pytest.importorskip("ray")
-    env = samegame(4)
-    kwargs = dict(level=2, iterations=8, seed=3, workers=2, parallel="distributed")
-    local = NRPA(**kwargs).search(env, playouts=300)
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=2, include_dashboard=False)
-    try:
-        remote = NRPA(**kwargs, backend="ray").search(env, playouts=300)
-    finally:
-        ray.shutdown()
-    assert (remote.score, remote.actions, remote.playouts, remote.iterations) == (
-        local.score,
-        local.actions,
-        local.playouts,
-        local.iterations,
-    )
 
 
 def test_distributed_nrpa_stops_on_time_with_the_best_so_far():
