@@ -259,6 +259,9 @@ def root_search(
     finally:
         rounds.close()
         pool.close()
+    for i, result in enumerate(ordered):
+        if result["score"] == NEG_INF and batch[i][1].get("resume"):
+            ordered[i] = {**result, **_saved_best(batch[i][1]["checkpoint"], base)}
     score, actions = rounds.shown_score, rounds.shown_actions
     if ordered:
         top = max(ordered, key=lambda r: r["score"])
@@ -283,3 +286,22 @@ def root_search(
             "participation": rounds.participation(),
         },
     )
+
+
+def _saved_best(path: str, env: Any) -> dict:
+    """The best game a resumed worker's file holds, for a worker that never handed it back (it
+    started too late for the time left): its score and actions if they replay legally from
+    ``env``'s state to that score, and the playouts it counts; nothing otherwise."""
+    from agents.checkpoint import Checker, read_checkpoint
+    from agents.ops import move_bound
+
+    try:
+        data = read_checkpoint(path)
+        check = Checker(path, env, move_bound(env))
+        best, control = check.mapping(data, "best"), check.mapping(data, "control")
+        actions = check.actions(best.get("actions"), "best.actions")
+        score = check.score_after(actions, "best.actions")
+        playouts = check.count(control.get("playouts"), "control.playouts")
+    except ValueError:
+        return {}
+    return {"score": score, "actions": actions, "playouts": playouts, "stopped": "time"}

@@ -111,9 +111,11 @@ def run_task(task: Any, env: Any, budgets: dict, index: int, channel: Any) -> di
             channel.put(("count", index, progress.playouts))
         return channel.stopped(index)
 
-    if channel.stopped(index):  # the search ended while this task waited for a worker
+    if channel.stopped(index) and not budgets.get("resume"):  # it ended while this task waited
         result = SearchResult(score=NEG_INF, actions=[], playouts=0, seconds=0.0, stopped="stopped")
     else:
+        if channel.stopped(index):  # a resumed task still hands back the best its file saved
+            budgets["time_limit"] = 0.0
         result = task.search(env, callback=report, **budgets)
     out = result_dict(result)
     out["ready"] = ready[0] if ready else time.perf_counter() - start - out["seconds"]
