@@ -173,7 +173,7 @@ class PlanningVectorEnv(VectorEnv):
         rows = np.flatnonzero(where)
         if rows.size:
             generators = [self._rng(int(i)) for i in rows]
-            parallel = bool(self._run.parallel)
+            parallel = self._run.parallel is not False  # while timing too: compiled at reset
             self._buffers[STATES][rows] = self.proto._new_states(
                 generators, options, parallel=parallel
             )
