@@ -55,9 +55,10 @@ METHOD = {
     "steps": "steps/s = batch steps * N / wall seconds, timed for --seconds after a warmup (the "
     "first, compiling batch step and up to 0.5 s more are not timed)",
     "actions": "random legal actions for the whole batch drawn by one vectorized call per batch "
-    "step, INSIDE the timed loop: numpy for ours/sync/async (np.flatnonzero of "
-    "info['action_mask'] lists the batch's legal actions, np.bincount counts each sub-env's, one "
-    "uniform per sub-env picks among them; the same draw for the three), "
+    "step, INSIDE the timed loop: numpy for ours/sync/async, the same draw for the three (up "
+    "to 64 actions a uniform float32 per action times info['action_mask'], argmax per row; "
+    "beyond, np.flatnonzero of the masks lists the batch's legal actions, np.bincount counts each "
+    "sub-env's, one uniform per sub-env picks among them), "
     "jax.random.categorical over log(legal_action_mask) inside pgx's jitted step",
     "env_step_only_steps_per_s": "numpy-based envs: steps over the time spent in env.step alone "
     "(the draw left out)",

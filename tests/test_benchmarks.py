@@ -346,6 +346,11 @@ def test_vector_bench_draws_uniform_legal_actions_for_the_whole_batch():
     assert counts[2, 9] == 4000 and abs(counts[0, 1] - 2000) < 200
     assert counts[3].min() > 300 and counts[3].max() < 500  # 400 each, uniform
     assert (draw(np.zeros((3, 5), bool)) == 0).all()
+    wide = np.zeros((3, 100), bool)  # beyond 64 actions: the legal actions listed
+    wide[0, [3, 97]] = wide[2, 50] = True
+    picks = np.array([draw(wide) for _ in range(400)])
+    assert set(picks[:, 0]) == {3, 97} and (picks[:, 1] == 0).all() and (picks[:, 2] == 50).all()
+    assert (draw(np.zeros((2, 100), bool)) == 0).all()
 
 
 def test_selfplay_bench_times_both_self_plays_with_the_same_network(tmp_path):
