@@ -14,7 +14,7 @@ with fresh seeds (heat ``h`` gives policy ``i`` the seed ``worker_seed(seed, h *
 policies: heat 0 is the one-heat race), and the best game of all heats is kept. On the standard
 SameGame set a finalist's NRPA level 3 has run most of its 100 top-level iterations after 300 s a
 position and then rarely improves; two independent races of 300 s found more than one race of
-600 s (README: the measured results).
+600 s (docs/results.md).
 
 Budgets (of one heat; heat ``h`` of H gets ``P // H`` playouts, the first ``P % H`` heats one
 more, or a time share: what is left of the time when it starts, over the heats left):
