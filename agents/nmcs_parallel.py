@@ -171,10 +171,8 @@ def moves_search(
                 base.step(move)
                 played.append(move)
             if fallback:
-                for r in run_root(agent, rounds):
-                    runs += r["iterations"]
-                    if r["score"] > best_score:
-                        best_score, best_actions = r["score"], list(r["actions"])
+                more, best_score, best_actions = run_root(agent, rounds, best_score, best_actions)
+                runs += more
                 why = rounds.why
             if not why:
                 runs += 1

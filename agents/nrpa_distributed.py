@@ -169,10 +169,8 @@ def distributed_search(
             if done_iters >= agent.iterations:
                 runs += 1
             if fallback:
-                for r in run_root(agent, rounds):
-                    runs += r["iterations"]
-                    if r["score"] > best_score:
-                        best_score, best_actions = r["score"], list(r["actions"])
+                more, best_score, best_actions = run_root(agent, rounds, best_score, best_actions)
+                runs += more
                 why = rounds.why
     except KeyboardInterrupt:
         why = "interrupt"

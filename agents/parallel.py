@@ -193,14 +193,25 @@ def root_instead(agent: Any, rounds: Rounds) -> str:
     )
 
 
-def run_root(agent: Any, rounds: Rounds) -> list[dict]:
-    """Root parallelism on an open pool for the time left: ``agent.workers`` searches of the
-    whole agent, seeded after the tasks already run; their results."""
+def run_root(
+    agent: Any, rounds: Rounds, best_score: float, best_actions: list
+) -> tuple[int, float, list]:
+    """Root parallelism on an open pool for the time left (a scheme's fallback):
+    ``agent.workers`` searches of the whole agent, seeded after the tasks already run.
+
+    Returns:
+        Their runs (iterations), and the better of ``best_score``/``best_actions`` and theirs.
+    """
     batch = [
         (solo(agent, seed=worker_seed(agent.seed, rounds.tasks + i)), {})
         for i in range(agent.workers)
     ]
-    return rounds.run(batch)
+    runs = 0
+    for r in rounds.run(batch):
+        runs += r["iterations"]
+        if r["score"] > best_score:
+            best_score, best_actions = r["score"], list(r["actions"])
+    return runs, best_score, best_actions
 
 
 def _split(total: int | None, parts: int, index: int) -> int | None:

@@ -1,7 +1,6 @@
 """Parallel search: root parallelism (the best of seeded workers), NMCS's top-level moves and
 distributed NRPA on workers (over Ray: tests/test_cluster_ray.py)."""
 
-
 import pytest
 from helpers import replayed_score, samegame
 
@@ -151,3 +150,19 @@ def test_an_nrpa_policy_portfolio_gives_each_worker_its_policy():
         NRPA(level=2, policy=("tabu", "random"), workers=1)
     with pytest.raises(ValueError, match="portfolio"):
         NRPA(level=2, policy=("tabu", "random"), workers=2, parallel="distributed")
+
+
+@pytest.mark.parametrize("scheme", ["distributed", "moves"])
+def test_rounds_that_keep_too_few_workers_busy_give_way_to_root_parallelism(scheme, monkeypatch):
+    import agents.parallel
+
+    monkeypatch.setattr(agents.parallel, "FALLBACK", 100.0)  # any round is too small
+    env = samegame(5)
+    agent_class, kwargs = (NRPA, {"iterations": 20}) if scheme == "distributed" else (NMCS, {})
+    seconds = 3.0 if scheme == "distributed" else 8.0  # moves: judged after a few moves' rounds
+    agent_class(level=2, **kwargs).search(env, playouts=10)  # compiled: a clock counts compiling
+    agent = agent_class(level=2, seed=3, workers=2, parallel=scheme, **kwargs)
+    result = agent.search(env, time_limit=seconds)
+    assert "root parallelism for the remaining" in result.extra["fallback"]
+    assert result.stopped == "time" and result.seconds < seconds + 1.0
+    assert result.score > 0 and replayed_score(env, result.actions) == result.score
