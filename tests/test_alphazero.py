@@ -143,7 +143,7 @@ def test_bad_model_files_name_the_file_and_array(tmp_path) -> None:
 
 def test_the_resnet_is_one_forward_pass_in_numpy_and_jax_and_convolves_as_written(tmp_path):
     jnp = pytest.importorskip("jax.numpy")
-    from agents.alphazero_net import _conv3, forward, init_params
+    from agents.alphazero.net import _conv3, forward, init_params
 
     arch = {"kind": "resnet", "shape": [2, 6, 7], "channels": 4, "blocks": 2, "hidden": 8}
     params = init_params(arch, 84, 7, seed=1)

@@ -50,6 +50,7 @@ class TicTacToeEnv(TwoPlayerEnv):
 
     game = "TicTacToe"
     rules = rules
+    symmetry = "dihedral"
 
     def _why_illegal(self, action: int) -> str:
         return f"cell (row {action // 3}, col {action % 3}) is occupied"

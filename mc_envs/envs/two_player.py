@@ -29,6 +29,8 @@ class TwoPlayerEnv(PlanningEnv):
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 2}
     rules: ClassVar[Any]
     illegal_reward: ClassVar[float] = -1.0
+    #: The board's symmetries that keep the rules: "mirror" (left-right) or "dihedral" (all 8).
+    symmetry: ClassVar[str] = "mirror"
 
     def __init__(
         self,
@@ -153,6 +155,29 @@ class TwoPlayerEnv(PlanningEnv):
             f"opponent must be an agent spec (agents.specs), an agent with .act(env) or a "
             f"callable, got {spec!r}"
         )
+
+    def symmetries(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The board's symmetries other than the identity, as index permutations: for each, the
+        pair ``(obs, actions)`` such that ``observation().ravel()[obs]`` is the transformed
+        position's observation and ``pi[actions]`` a move distribution ``pi`` carried to it (the
+        mask likewise). Training augments its data with them.
+        """
+        rows, cols = self.rules.ROWS, self.rules.COLS
+        planes = np.arange(2 * rows * cols).reshape(2, rows, cols)
+        cells = np.arange(rows * cols).reshape(rows, cols)
+        maps = [lambda a: a[..., ::-1]]
+        if self.symmetry == "dihedral":
+            maps = [
+                lambda a, k=k, f=f: np.rot90(a[..., ::-1] if f else a, k, axes=(-2, -1))
+                for f in (0, 1)
+                for k in range(4)
+            ][1:]
+        acts = (
+            (lambda m: m(cells).ravel())
+            if self.kernel.max_actions == rows * cols
+            else (lambda m: m(np.arange(cols)[None, :]).ravel())
+        )
+        return [(m(planes).ravel().copy(), acts(m).copy()) for m in maps]
 
     def _ansi(self) -> str:
         text = self.rules.format_board(self._state)

@@ -42,7 +42,7 @@ def save_training(path: str | Path, training: Training) -> None:
     arrays.update({f"opt_{i}": np.asarray(v) for i, v in enumerate(training.opt_leaves)})
     arrays.update({f"buf_{k}": v[: training.size] for k, v in training.buffer.items()})
     buf = io.BytesIO()
-    np.savez(buf, meta=np.array(json.dumps(meta)), **arrays)
+    np.savez_compressed(buf, meta=np.array(json.dumps(meta)), **arrays)
     write_atomic(path, buf.getvalue())
 
 

@@ -1,0 +1,97 @@
+"""Self-play: games of a model against itself, every move chosen by a PUCT search it guides."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.alphazero.model import Model, alphazero_agent
+
+
+def self_play(model: Model, *, sims: int, seed: int, explore_moves: int = 8, alpha: float = 1.0):
+    """One game of self-play: the positions' (observations, masks, visit distributions, outcomes
+    for the player to move there)."""
+    import gymnasium as gym
+
+    import mc_envs  # noqa: F401  (registers the ids)
+
+    env = gym.make(model.env_id).unwrapped
+    env.reset(seed=seed)
+    agent = alphazero_agent(model, sims=sims, seed=seed, dirichlet_alpha=alpha, c=1.5)
+    rng = np.random.default_rng(seed)
+    obs, masks, pis, movers = [], [], [], []
+    while len(env.legal_actions()):
+        result = agent.search(env)
+        pi = np.zeros(model.n_actions, np.float32)
+        pi[result.root_actions] = result.root_visits / max(result.root_visits.sum(), 1)
+        obs.append(np.asarray(env.observation(), np.float32).ravel())
+        masks.append(env.action_masks())
+        pis.append(pi)
+        movers.append(env.current_player)
+        if len(movers) <= explore_moves:
+            action = int(rng.choice(model.n_actions, p=pi))
+        else:
+            action = int(result.root_actions[np.argmax(result.root_visits)])
+        env.step(action)
+    returns = env.returns()
+    z = np.array([returns[m] for m in movers], np.float32)
+    return np.array(obs), np.array(masks), np.array(pis), z
+
+
+def self_play_batch(
+    model: Model,
+    *,
+    games: int,
+    sims: int,
+    seed: int,
+    parallel: int = 64,
+    explore_moves: int = 8,
+    alpha: float = 1.0,
+):
+    """``games`` games of self-play, ``parallel`` at a time in a compiled vector env, every move of
+    every game chosen by one batched PUCT search (:meth:`agents.puct.PUCT.search_batch`: one
+    network call a simulation for all the games). The same play as :func:`self_play` (noise at
+    the root, the first ``explore_moves`` moves sampled from the visits, then the most visited);
+    a game that ends makes room for the next. Two-player games.
+
+    Returns:
+        The positions of the finished games: (observations, masks, visit distributions, outcomes
+        for the player to move there), as :func:`self_play`.
+    """
+    import gymnasium as gym
+
+    import mc_envs  # noqa: F401  (registers the ids)
+
+    m = min(parallel, games)
+    envs = gym.make_vec(model.env_id, num_envs=m, vectorization_mode="vector_entry_point")
+    base = envs.unwrapped
+    if not base._two_player:
+        raise ValueError(f"self_play_batch plays two-player games, not {model.env_id}")
+    _, info = envs.reset(seed=seed)
+    agent = alphazero_agent(model, sims=sims, seed=seed, dirichlet_alpha=alpha, c=1.5)
+    rng = np.random.default_rng(seed)
+    rows: list[list[tuple] | None] = [[] for _ in range(m)]  # each slot's game so far
+    out: list[tuple] = []
+    started = m
+    finished = 0
+    while finished < games:
+        result = agent.search_batch(envs, simulations=sims)
+        policy = result.policy.astype(np.float32)
+        obs = np.asarray(base.observation(), np.float32).reshape(m, -1)
+        masks, movers = info["action_mask"], info["current_player"]
+        actions = result.actions.copy()
+        resetting = base.autoreset
+        playing = np.array([r is not None for r in rows]) & ~resetting & (actions >= 0)
+        for i in np.flatnonzero(playing):
+            rows[i].append((obs[i], masks[i], policy[i], int(movers[i])))
+            if len(rows[i]) <= explore_moves:
+                actions[i] = rng.choice(policy.shape[1], p=policy[i] / policy[i].sum())
+        _, rewards, terminated, _, info = envs.step(np.maximum(actions, 0))
+        for i in np.flatnonzero(terminated & playing):
+            first = rewards[i] if rows[i][-1][3] == 0 else -rewards[i]  # player 0's return
+            out += [(o, k, p, first if who == 0 else -first) for o, k, p, who in rows[i]]
+            finished += 1
+            rows[i] = [] if started < games else None  # the slot starts a game or idles
+            started += 1
+    envs.close()
+    obs_, masks_, pis_, z_ = zip(*out, strict=True)
+    return np.array(obs_), np.array(masks_), np.array(pis_), np.array(z_, np.float32)
