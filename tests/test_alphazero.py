@@ -15,6 +15,7 @@ from agents.alphazero import (
     self_play,
     self_play_batch,
     train,
+    window_size,
 )
 
 
@@ -111,6 +112,54 @@ def test_the_trainer_fits_a_fixed_buffer() -> None:
     before = trainer.loss()
     trainer.train(200, 32, np.random.default_rng(0))
     assert trainer.loss() < 0.75 * before  # the policy part cannot go below the entropy of pi
+
+
+@pytest.mark.parametrize("env_id", ["mc_envs/ConnectFour-v0", "mc_envs/TicTacToe-v0"])
+def test_each_symmetry_maps_a_game_onto_a_game(env_id) -> None:
+    a, b = gym.make(env_id).unwrapped, gym.make(env_id).unwrapped
+    symmetries = a.symmetries()
+    assert len(symmetries) == (1 if "Connect" in env_id else 7)
+    rng = np.random.default_rng(0)
+    for obs_perm, act_perm in symmetries:
+        assert sorted(obs_perm) == list(range(int(np.prod(a.observation_space.shape))))
+        for game in range(5):
+            a.reset(seed=game)
+            b.reset(seed=game)
+            done = False
+            while not done:
+                assert np.array_equal(
+                    np.asarray(b.observation()).ravel(), a.observation().ravel()[obs_perm]
+                )
+                assert np.array_equal(b.action_masks(), a.action_masks()[act_perm])
+                move = int(rng.choice(a.legal_actions()))
+                _, r, done, _, _ = a.step(move)
+                _, r2, done2, _, _ = b.step(int(np.flatnonzero(act_perm == move)[0]))
+                assert (r, done) == (r2, done2)
+    # Connect Four's mirror is the column flip.
+    if "Connect" in env_id:
+        assert list(symmetries[0][1]) == [6, 5, 4, 3, 2, 1, 0]
+
+
+def test_the_buffer_stores_symmetric_images_and_samples_a_growing_window() -> None:
+    env = gym.make("mc_envs/ConnectFour-v0").unwrapped
+    model = init_model("mc_envs/ConnectFour-v0", 84, 7, hidden=8)
+    trainer = Trainer(model, capacity=10, window=4, symmetries=env.symmetries())
+    obs = np.arange(3 * 84, dtype=np.float32).reshape(3, 84)
+    pi = np.eye(7, dtype=np.float32)[[0, 1, 2]]
+    trainer.add(obs, pi > 0, pi, np.array([1.0, -1.0, 0.0], np.float32))
+    assert trainer.size == trainer.seen == 6
+    mirror = trainer.buffer["obs"][3:6].reshape(3, 2, 6, 7)
+    assert np.array_equal(mirror, obs.reshape(3, 2, 6, 7)[..., ::-1])
+    assert np.array_equal(trainer.buffer["pi"][3:6].argmax(axis=1), [6, 5, 4])
+    assert list(trainer.buffer["z"][:6]) == [1, -1, 0, 1, -1, 0]
+    trainer.add(obs, pi > 0, pi, np.zeros(3, np.float32))  # the ring wraps: 12 seen, 10 kept
+    assert (trainer.size, trainer.next, trainer.seen) == (10, 2, 12)
+    assert list(trainer.recent(3)) == [1, 0, 9]
+    # The window: everything up to its smallest size, then growing slower than the positions.
+    assert [window_size(n, 10**6, 1000) for n in (10, 1000)] == [10, 1000]
+    grown = [window_size(n, 10**6, 1000) for n in (2000, 8000, 64000)]
+    assert 1000 < grown[0] < grown[1] < grown[2] < 64000 / 4
+    assert window_size(10**9, 5000, 1000) == 5000
 
 
 def test_a_model_plays_legal_moves_through_puct() -> None:
