@@ -1,7 +1,7 @@
 """Agent specs: one parser for the names that play, arena, the terminal and ``opponent=`` accept.
 
 A spec is ``"random"``, ``"uct"``, ``"puct"``, ``"uct-<preset>"`` or ``"puct-<preset>"`` (a named
-difficulty of :data:`agents.presets.PRESETS`: beginner, easy, medium, hard, expert, master), or
+difficulty of :data:`agents.mcts.presets.PRESETS`: beginner, easy, medium, hard, expert, master), or
 ``"puct-heuristic"`` (PUCT with Connect Four's heuristic prior), or ``"alphazero"`` (PUCT with the
 shipped Connect Four network, :mod:`agents.alphazero`, 200 simulations a move). ``"uct"`` and
 ``"puct"`` alone are the ``medium`` difficulty. Anything else raises ``ValueError`` naming the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.presets import PRESETS
+from agents.mcts.presets import PRESETS
 
 KINDS = ("random", "uct", "puct")
 PRIORS = ("heuristic",)
@@ -55,7 +55,7 @@ def parse(
         return RandomAgent(seed=seed)
     kwargs: dict[str, Any] = {"seed": seed, "iterations": PRESETS.get(option, PRESETS["medium"])}
     if option in PRIORS:
-        from agents.puct import connect_four_prior
+        from agents.mcts.puct import connect_four_prior
 
         kwargs["prior"] = connect_four_prior
     if iterations is not None or time_limit is not None:

@@ -300,7 +300,7 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     if args.address is None:
         warm_here(args.levels, say=lambda text: print(text, flush=True))
         return 0
-    from agents.pools import warm_cluster
+    from agents.parallel.pools import warm_cluster
 
     for report in warm_cluster(args.address, warm_here, args.levels):
         print(report)

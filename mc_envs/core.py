@@ -99,11 +99,11 @@ class PlanningEnv(gym.Env):
     observation. The state array is ``self._state``; a scratch array for the kernel is ``self._ws``.
 
     ``default_policy`` names the playout policy a planner uses when given none; ``nrpa_variants``
-    holds the NRPA options (:mod:`agents.nrpa_options`) that ``mc-envs solve --algo nrpa`` uses for
+    holds the NRPA options (:mod:`agents.nested.nrpa_options`) that ``mc-envs solve --algo nrpa`` uses for
     the game unless its flags say otherwise (the library's ``NRPA`` stays plain by default), and
     ``nrpa_portfolio`` the policies its root-parallel workers take in turn when ``--policy`` is not
     given and there are at least as many workers (empty: every worker uses ``default_policy``), and
-    ``nrpa_race`` the policies a race (``parallel="race"``, :mod:`agents.race`) tries when given none
+    ``nrpa_race`` the policies a race (``parallel="race"``, :mod:`agents.parallel.race`) tries when given none
     (empty: the game has nothing to race).
 
     Illegal actions. An action of the action space that is not legal in the current state (or any

@@ -1,4 +1,4 @@
-"""NRPA's variants (agents.nrpa_options): each on a problem whose answer is known, compiled and
+"""NRPA's variants (agents.nested.nrpa_options): each on a problem whose answer is known, compiled and
 generic paths agreeing, resumable, and plain NRPA unchanged when every option keeps its default."""
 
 import json

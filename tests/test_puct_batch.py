@@ -11,8 +11,8 @@ import pytest
 
 import mc_envs  # noqa: F401
 from agents import PUCT
-from agents.puct import connect_four_prior
-from agents.puct_batch import NO_ACTION
+from agents.mcts.puct import connect_four_prior
+from agents.mcts.puct_batch import NO_ACTION
 
 C4, TTT = "mc_envs/ConnectFour-v0", "mc_envs/TicTacToe-v0"
 

@@ -1,4 +1,4 @@
-"""Races of policies (agents.race) and SameGame's ranked tabu colours."""
+"""Races of policies (agents.parallel.race) and SameGame's ranked tabu colours."""
 
 import json
 import pickle
@@ -11,8 +11,8 @@ from helpers import replayed_score, samegame
 
 import mc_envs  # noqa: F401
 from agents import race
-from agents.nrpa import NRPA
-from agents.parallel import worker_seed
+from agents.nested.nrpa import NRPA
+from agents.parallel.root import worker_seed
 from mc_envs.cli import main
 from mc_envs.games import samegame as sg
 

@@ -105,3 +105,33 @@ def test_no_free_names_in_templates() -> None:
         if "noqa: F821" in line
     ]
     assert not offenders, offenders
+
+
+def test_agents_are_grouped_by_family_and_the_flat_names_still_import() -> None:
+    flat = sorted(p.stem for p in (ROOT / "agents").glob("*.py"))
+    assert len(flat) <= 10, flat  # the shared modules; the families are subpackages
+    code = """
+import importlib, json, warnings
+import agents
+out = []
+for old, new in sorted(agents.MOVED.items()):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        same = importlib.import_module(old) is importlib.import_module(new)
+    out.append([old, same, [str(w.message) for w in caught if w.category is DeprecationWarning]])
+print(json.dumps(out))
+"""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert len(rows) >= 19
+    for old, same, messages in rows:
+        assert same, old
+        assert any(m.startswith(f"{old} moved to agents.") for m in messages), (old, messages)
+    from agents import NMCS, NRPA, PUCT, UCT  # noqa: F401  (the public door)

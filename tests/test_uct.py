@@ -8,7 +8,7 @@ import pytest
 
 import mc_envs  # noqa: F401
 from agents import UCT
-from agents.presets import PRESETS
+from agents.mcts.presets import PRESETS
 
 
 def make(env_id: str, **kwargs):

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from agents.alphazero.net import forward, init_params, shapes
-from agents.puct import PUCT
+from agents.mcts.puct import PUCT
 from mc_envs.records import write_atomic
 
 

@@ -48,7 +48,7 @@ def self_play_batch(
     alpha: float = 1.0,
 ):
     """``games`` games of self-play, ``parallel`` at a time in a compiled vector env, every move of
-    every game chosen by one batched PUCT search (:meth:`agents.puct.PUCT.search_batch`: one
+    every game chosen by one batched PUCT search (:meth:`agents.mcts.puct.PUCT.search_batch`: one
     network call a simulation for all the games). The same play as :func:`self_play` (noise at
     the root, the first ``explore_moves`` moves sampled from the visits, then the most visited);
     a game that ends makes room for the next. Two-player games.

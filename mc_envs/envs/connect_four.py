@@ -45,7 +45,7 @@ class ConnectFourEnv(TwoPlayerEnv):
       ``"raise"`` (raises :class:`mc_envs.IllegalActionError`); see :class:`mc_envs.PlanningEnv`.
 
     Playout policy: ``"random"`` (uniform), the default. A heuristic move prior for PUCT is
-    :func:`mc_envs.games.connect_four.heuristic_prior` (``agents.puct.connect_four_prior``).
+    :func:`mc_envs.games.connect_four.heuristic_prior` (``agents.mcts.puct.connect_four_prior``).
 
     ## Version History
     - v0: first version.

@@ -4,9 +4,9 @@
 Every agent derives from :class:`ParallelAgent`. With ``workers=1`` and ``parallel="root"`` its
 search runs in the caller; otherwise the scheme named by ``parallel`` runs it (the agent's
 ``schemes`` table): ``"root"`` (:func:`root_search`, every agent), NMCS's ``"moves"``
-(:func:`agents.nmcs_parallel.moves_search`) and NRPA's ``"distributed"``
-(:func:`agents.nrpa_distributed.distributed_search`). Each scheme submits tasks to a pool and
-follows them with :class:`agents.rounds.Rounds`: live progress for the callback, the time limit
+(:func:`agents.nested.nmcs_parallel.moves_search`) and NRPA's ``"distributed"``
+(:func:`agents.nested.nrpa_distributed.distributed_search`). Each scheme submits tasks to a pool and
+follows them with :class:`agents.parallel.rounds.Rounds`: live progress for the callback, the time limit
 (counted from the call), Ctrl-C, the calling process standing in for workers that are slow to
 start or lost, and the playouts of the finished tasks.
 
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agents.base import NEG_INF, Callback, SearchResult
-from agents.pools import BACKENDS, make_pool
-from agents.rounds import Rounds
+from agents.parallel.pools import BACKENDS, make_pool
+from agents.parallel.rounds import Rounds
 from mc_envs.core import strict
 from mc_envs.rng import rng_state
 
@@ -163,7 +163,7 @@ def worker_agents(agent: Any) -> list[Any]:
 
 def open_pool(agent: Any, env: Any) -> Any:
     """The agent's pool over ``env``. Nothing is awaited: workers load or compile their code on
-    their first task while the calling process stands in for them (:mod:`agents.rounds`);
+    their first task while the calling process stands in for them (:mod:`agents.parallel.rounds`);
     ``mc-envs warmup --address`` compiles every node of a cluster ahead."""
     if agent.workers > 1 and agent.backend == "local":
         check_main_guarded()
@@ -246,7 +246,7 @@ def root_search(
     Returns:
         The best worker's score and actions (ties: the lowest worker index); playouts and
         iterations summed over workers; ``extra["workers"]`` holds each worker's result and
-        ``extra["participation"]`` who ran them (see :meth:`agents.rounds.Rounds.participation`).
+        ``extra["participation"]`` who ran them (see :meth:`agents.parallel.rounds.Rounds.participation`).
     """
     start = time.perf_counter()
     n = int(agent.workers)

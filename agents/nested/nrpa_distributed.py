@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from agents.base import NEG_INF, RUNS, Callback, SearchResult
-from agents.nrpa_core import clear_policy
-from agents.parallel import open_pool, root_instead, run_root, solo, worker_seed
-from agents.rounds import CUT, Rounds
+from agents.nested.nrpa_core import clear_policy
+from agents.parallel.root import open_pool, root_instead, run_root, solo, worker_seed
+from agents.parallel.rounds import CUT, Rounds
 from agents.runner import Runner, nested_budgets
 
 
@@ -23,7 +23,7 @@ class _PolicySearch:
     """One iteration of a distributed NRPA's top level: a level-(L-1) search from given weights.
 
     Picklable (it is sent to a worker); ``search`` has the agent call signature that
-    :func:`agents.parallel.run_worker` expects. A complete search returns its level's result
+    :func:`agents.parallel.root.run_worker` expects. A complete search returns its level's result
     (the sequence NRPA passes up, ties resolved by ``>=``); a stopped one, its best rollout.
     """
 
@@ -94,7 +94,7 @@ def distributed_search(
     Returns:
         The best sequence found; ``extra`` has ``rounds``, ``tasks``, ``backend``, ``fallback``
         (why root parallelism took over, or ``""``) and ``participation`` (see
-        :meth:`agents.rounds.Rounds.participation`).
+        :meth:`agents.parallel.rounds.Rounds.participation`).
     """
     start = time.perf_counter()
     if agent.level < 2:

@@ -70,7 +70,7 @@ column only when ``beta`` is 0), the index of the one played ``pick[row, t]``, a
 when the log matches ``seqs[row]``."""
 
 Knobs = namedtuple("Knobs", "n_iter alpha key tau beta stabilize repeats plain")
-Knobs.__doc__ = """NRPA's settings (:class:`agents.nrpa.NRPA` documents them).
+Knobs.__doc__ = """NRPA's settings (:class:`agents.nested.nrpa.NRPA` documents them).
 
 Attributes:
     n_iter, alpha: N iterations per level, the adaptation step.

@@ -1,13 +1,13 @@
 """The compiled half of the batched PUCT search: M trees, one per game, advanced in lockstep.
 
-Every operation is written for one tree (``tb``, the :class:`agents.tree.Arrays` of game ``b``) with
-the node operations of :mod:`agents.tree` (``select_edge_by``, ``child_of``, ``expand``,
+Every operation is written for one tree (``tb``, the :class:`agents.mcts.tree.Arrays` of game ``b``) with
+the node operations of :mod:`agents.mcts.tree` (``select_edge_by``, ``child_of``, ``expand``,
 ``backup``), and lifted over the batch by a compiled ``for b in range(m)`` (numba's stand-in for
 ``jax.vmap``). The game is touched only through the collaborators of :mod:`agents.ops` (and
 :func:`observe`, declared here), bound per kernel by :func:`batch_functions`.
 
 Trees (:class:`Trees`), M games, N = simulations + 1 nodes and E = N * A edges a tree, the node
-layout of :mod:`agents.tree` with a leading game axis::
+layout of :mod:`agents.mcts.tree` with a leading game axis::
 
     ni    [M, N, NI]  int64   PARENT, EDGE0, NEDGES (-1 = not expanded), MOVER
     nf    [M, N, NF]  float   VISITS, TOTAL (for MOVER), BEST
@@ -40,18 +40,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import NEG_INF
-from agents.ops import (
-    compiled_ops,
-    compute_prior,
-    legal,
-    play,
-    player,
-    playout,
-    prior_op,
-    returns,
-    score,
-)
-from agents.tree import (
+from agents.mcts.tree import (
     ACTION,
     BEST,
     CHILD,
@@ -72,6 +61,17 @@ from agents.tree import (
     expand,
     select_edge_by,
 )
+from agents.ops import (
+    compiled_ops,
+    compute_prior,
+    legal,
+    play,
+    player,
+    playout,
+    prior_op,
+    returns,
+    score,
+)
 from mc_envs._numba import instantiate, njit
 
 ROOT_NODE = 0  # every tree's root
@@ -88,7 +88,7 @@ Leaves.__doc__ = """The leaf reached in every tree in a round (shapes in the mod
 
 def observe(states: Any, i: int, out: np.ndarray) -> None:
     """Writes the observation of slot ``i`` into ``out`` (the kernel's ``observe``)."""
-    raise NotImplementedError("observe is bound per kernel by agents.puct_batch_core")
+    raise NotImplementedError("observe is bound per kernel by agents.mcts.puct_batch_core")
 
 
 k_observe = None  # bound per kernel
@@ -113,7 +113,7 @@ def new_trees(m: int, nodes: int, edges: int) -> Trees:
 
 @njit(cache=True, nogil=True, inline="always")
 def tree_of(t, b):
-    """Tree ``b`` of the batch, as the :class:`agents.tree.Arrays` the node operations take."""
+    """Tree ``b`` of the batch, as the :class:`agents.mcts.tree.Arrays` the node operations take."""
     return Arrays(t.ni[b], t.nf[b], t.ea[b], t.ep[b], t.used[b], t.norm[b])
 
 
@@ -245,7 +245,7 @@ _compiled: dict[tuple[str, str], dict[str, Any]] = {}
 
 
 def batch_functions(kernel: Any, prior: Any = None) -> dict[str, Any]:
-    """The compiled ``new_roots``, ``simulate`` and ``playout_values`` of a kernel (``playout_values`` with the :class:`~agents.tree.KernelPrior`
+    """The compiled ``new_roots``, ``simulate`` and ``playout_values`` of a kernel (``playout_values`` with the :class:`~agents.mcts.tree.KernelPrior`
     ``prior``, uniform if None), built once per kernel and prior."""
     name = prior.name if prior is not None else "uniform"
     key = (kernel.name, name)

@@ -3,7 +3,7 @@
 The games are the M sub-envs of a compiled vector env (:class:`mc_envs.vector.PlanningVectorEnv`).
 Each of the ``simulations`` rounds is three calls, none of them Python per game or per depth step:
 
-1. ``simulate`` (compiled, :mod:`agents.puct_batch_core`): in every tree, a descent from the root
+1. ``simulate`` (compiled, :mod:`agents.mcts.puct_batch_core`): in every tree, a descent from the root
    by the PUCT rule to a leaf, on a copy of that game's state; the leaf's observation and legal-move
    mask are written into ``[M, ...]`` arrays (the game kernel's ``observe`` and ``legal``).
 2. One call ``evaluator(observations[K], masks[K]) -> (priors[K, A], values[K])`` for the K <= M
@@ -18,9 +18,9 @@ The first round evaluates the roots; a search of S simulations makes S evaluatio
 leaves S - 1 visits on the root's edges, exactly as :class:`agents.PUCT` with the same evaluator
 and ``batch_size=1`` (no virtual loss across descents of one tree: each tree has one leaf a round).
 
-Values, as :mod:`agents.puct_eval`: the evaluator gives the value for the player to move at the
+Values, as :mod:`agents.mcts.puct_eval`: the evaluator gives the value for the player to move at the
 leaf, in [-1, 1] in two-player games; nodes hold values in [0, 1] from the view of the player who
-moved into them (:mod:`agents.tree`). In puzzles the evaluator's values are normalised scores in
+moved into them (:mod:`agents.mcts.tree`). In puzzles the evaluator's values are normalised scores in
 [0, 1] and a finished game's score is divided by ``value_scale`` (the env's ``max_score`` by
 default); a search without an evaluator backs up raw playout scores.
 """
@@ -34,14 +34,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agents.puct_batch_core import (
+from agents.mcts.puct_batch_core import (
     Leaves,
     batch_functions,
     expand_and_backup,
     new_trees,
     root_counts,
 )
-from agents.tree import MAX_TREE_BYTES, NF, NI, KernelPrior
+from agents.mcts.tree import MAX_TREE_BYTES, NF, NI, KernelPrior
 from mc_envs.rng import rng_state
 
 if TYPE_CHECKING:
@@ -112,8 +112,8 @@ def search_batch(
         simulations: the rounds; every tree gets this many evaluations.
         evaluator: ``evaluator(observations[K], masks[K]) -> (priors[K, A], values[K])``, or None
             for ``prior``'s priors (uniform if None) and random playouts with ``policy``.
-        mode, c, fpu: the selection rule (:data:`agents.tree.MODE_ALPHAGO` or
-            :data:`~agents.tree.MODE_ALPHAZERO`), its constant and the first-play urgency.
+        mode, c, fpu: the selection rule (:data:`agents.mcts.tree.MODE_ALPHAGO` or
+            :data:`~agents.mcts.tree.MODE_ALPHAZERO`), its constant and the first-play urgency.
         use_max: puzzles: back up the best value (``backup="max"``) rather than the mean.
         dirichlet_alpha, dirichlet_eps: root noise ``(1 - eps) P + eps Dir(alpha)`` (None: none),
             game ``b``'s drawn ``b``-th from ``numpy.random.default_rng(noise_seed)``.

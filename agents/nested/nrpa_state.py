@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import NEG_INF
-from agents.nrpa_core import PRIME, Log, Tables, Work, clear_policy
+from agents.nested.nrpa_core import PRIME, Log, Tables, Work, clear_policy
 from mc_envs.rng import rng_state
 
 

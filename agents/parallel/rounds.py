@@ -1,5 +1,5 @@
 """The one progress loop of every parallel scheme: :class:`Rounds` runs batches of tasks on a pool
-(:mod:`agents.pools`) and follows them.
+(:mod:`agents.parallel.pools`) and follows them.
 
 It gives the callback live progress, holds the time limit, catches Ctrl-C, and counts the playouts
 of the finished tasks. Three rules keep a search going when its workers do not:
@@ -31,7 +31,7 @@ import traceback
 from typing import Any
 
 from agents.base import NEG_INF, Callback, Progress
-from agents.pools import REPORT_EVERY, run_task
+from agents.parallel.pools import REPORT_EVERY, run_task
 
 GRACE = 0.6  # seconds after the time limit that the tasks still out get to return (a worker
 # hears of the stop at its next report, within ``agents.base.run_search``'s 0.5 s)

@@ -1,7 +1,7 @@
 """UCT: Monte Carlo Tree Search with UCB1 selection (Kocsis and Szepesvari 2006).
 
 The four phases (selection by UCB1, expansion of one new node, a random playout, backup of the
-result) run in :func:`agents.tree._tree_search`, written once and either compiled per built-in game
+result) run in :func:`agents.mcts.tree._tree_search`, written once and either compiled per built-in game
 (the fast path: the whole search inside numba) or run as plain Python over any env of the contract.
 
 Two-player games: each node's value is from the point of view of the player who moved into it (win 1,
@@ -27,11 +27,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import ITERATIONS, NEG_INF, PLAYOUTS, STOP, Callback, SearchResult
-from agents.ops import EnvStates, Game, compiled_states, move_bound
-from agents.parallel import ParallelAgent, root_search
-from agents.presets import PRESETS, preset_iterations
-from agents.runner import Runner
-from agents.tree import (
+from agents.mcts.presets import PRESETS, preset_iterations
+from agents.mcts.tree import (
     BACKUP_MAX,
     CFG_SIZE,
     EDGE0,
@@ -53,6 +50,9 @@ from agents.tree import (
     compiled_search,
     generic_search,
 )
+from agents.ops import EnvStates, Game, compiled_states, move_bound
+from agents.parallel.root import ParallelAgent, root_search
+from agents.runner import Runner
 from mc_envs.rng import rng_state
 
 DEFAULT_ITERATIONS = 1000
@@ -100,7 +100,7 @@ class TreeAgent(ParallelAgent):
 
     @classmethod
     def from_preset(cls, preset: str, **kwargs: Any) -> TreeAgent:
-        """An agent with the iteration budget of a named difficulty (see :data:`agents.presets.PRESETS`)."""
+        """An agent with the iteration budget of a named difficulty (see :data:`agents.mcts.presets.PRESETS`)."""
         return cls(iterations=preset_iterations(preset), **kwargs)
 
     @staticmethod
@@ -355,7 +355,7 @@ class UCT(TreeAgent):
             Python path (slower, same result).
         max_tree_bytes: the tree's memory cap (2 GiB by default): a search whose tree would grow
             past it stops there (``stopped == "memory"``) and answers from the tree it has.
-        workers, backend, address: root parallelism (:mod:`agents.parallel`).
+        workers, backend, address: root parallelism (:mod:`agents.parallel.root`).
     """
 
     name = "uct"

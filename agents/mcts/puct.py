@@ -4,12 +4,12 @@ Selection maximises ``Q + c * P / (1 + n)`` (``form="alphago"``, the formula of 
 or ``Q + c * P * sqrt(N) / (1 + n)`` (``form="alphazero"``), where ``Q`` is the child's mean value
 in [0, 1] (``fpu`` for an unvisited child), ``P`` its prior, ``n`` its visits and ``N`` the parent's.
 Leaves are evaluated by one random playout, or, with ``evaluator=``, by a learned model called on
-batches of leaves (:mod:`agents.puct_eval`). Everything else (budgets, tree reuse, results) is as
+batches of leaves (:mod:`agents.mcts.puct_eval`). Everything else (budgets, tree reuse, results) is as
 in :class:`agents.UCT`.
 
 Which path runs:
 
-- ``prior=None`` (uniform) or a :class:`~agents.tree.KernelPrior` matching the game (such as
+- ``prior=None`` (uniform) or a :class:`~agents.mcts.tree.KernelPrior` matching the game (such as
   ``connect_four_prior``, built from the Connect Four kernel's ``priors``): the compiled search, priors computed inside numba at expansion.
 - any other callable ``prior(env) -> probabilities`` (indexed by action over the whole action
   space, or aligned with ``env.legal_actions()``): the generic Python search, which calls it once
@@ -17,7 +17,7 @@ Which path runs:
 
 Many games at once: :meth:`PUCT.act_batch` and :meth:`PUCT.search_batch` search the M sub-envs of
 a compiled vector env in lockstep, one tree each and one evaluator call a round for all M leaves
-(:mod:`agents.puct_batch`).
+(:mod:`agents.mcts.puct_batch`).
 
 ``dirichlet_alpha`` adds AlphaZero's root noise ``(1 - eps) P + eps Dir(alpha)``, drawn from a numpy
 generator seeded by ``(seed, search number)``.
@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.puct_batch import BatchResult, search_batch
-from agents.puct_eval import Evaluator, evaluated_search
-from agents.tree import FPU, MAX_TREE_BYTES, MODE_ALPHAGO, MODE_ALPHAZERO, KernelPrior
-from agents.uct import DEFAULT_ITERATIONS, TreeAgent
+from agents.mcts.puct_batch import BatchResult, search_batch
+from agents.mcts.puct_eval import Evaluator, evaluated_search
+from agents.mcts.tree import FPU, MAX_TREE_BYTES, MODE_ALPHAGO, MODE_ALPHAZERO, KernelPrior
+from agents.mcts.uct import DEFAULT_ITERATIONS, TreeAgent
 
 FORMS = {"alphago": MODE_ALPHAGO, "alphazero": MODE_ALPHAZERO}
 
@@ -62,7 +62,7 @@ class PUCT(TreeAgent):
     """Predictor + UCT: tree search with a move prior.
 
     Args:
-        prior: ``None`` (uniform), a :class:`~agents.tree.KernelPrior`, or a callable
+        prior: ``None`` (uniform), a :class:`~agents.mcts.tree.KernelPrior`, or a callable
             ``prior(env) -> probabilities`` (see the module docstring for which runs compiled).
         form: ``"alphago"`` (``Q + c P / (1 + n)``, the default) or ``"alphazero"``
             (``Q + c P sqrt(N) / (1 + n)``).
@@ -73,7 +73,7 @@ class PUCT(TreeAgent):
         evaluator: a learned model ``evaluator(observations, action_masks) -> (priors, values)``
             over a batch of leaves (first axis), as AlphaZero's network: leaves are expanded with
             its priors and its values are backed up instead of playouts
-            (:mod:`agents.puct_eval`). Values are for the player to move: in [-1, 1] in two-player
+            (:mod:`agents.mcts.puct_eval`). Values are for the player to move: in [-1, 1] in two-player
             games, in [0, 1] (a normalised score) in puzzles.
         batch_size: leaves evaluated per call of ``evaluator`` (with virtual loss).
         value_scale: puzzles with an evaluator: a finished game's score is divided by this
@@ -204,10 +204,10 @@ class PUCT(TreeAgent):
         """Searches the M sub-envs of a compiled vector env at once, one tree each, in lockstep.
 
         Each round descends every tree to a leaf (compiled), calls ``evaluator`` once on all the
-        leaves, and expands and backs up every leaf (compiled) (:mod:`agents.puct_batch`). With
+        leaves, and expands and backs up every leaf (compiled) (:mod:`agents.mcts.puct_batch`). With
         ``batch_size=1`` and the same evaluator, game ``b``'s root visits are those of
         :meth:`search` on sub-env ``b`` alone. Without an evaluator, leaves get the
-        :class:`~agents.tree.KernelPrior` (or uniform priors) and one playout's value. The trees
+        :class:`~agents.mcts.tree.KernelPrior` (or uniform priors) and one playout's value. The trees
         are not kept between calls; the sub-envs are left as they were.
 
         Args:
@@ -216,7 +216,7 @@ class PUCT(TreeAgent):
             simulations: evaluations a game (default: the agent's ``iterations``, else 1000).
 
         Returns:
-            A :class:`~agents.puct_batch.BatchResult`: ``actions[M]``, root ``visits[M, A]``, ...
+            A :class:`~agents.mcts.puct_batch.BatchResult`: ``actions[M]``, root ``visits[M, A]``, ...
 
         Raises:
             TypeError: not a compiled vector env, or a prior or playout policy that is a Python

@@ -9,7 +9,7 @@ if its visits had been made one by one with those values. A descent that reaches
 waiting in the round takes its virtual loss back and ends the round early.
 
 The selection rule, the expansion and the backup are the compiled node operations of
-:mod:`agents.tree` (the same as the playout search's); only the leaf evaluation differs. The search
+:mod:`agents.mcts.tree` (the same as the playout search's); only the leaf evaluation differs. The search
 runs over the planning-env contract (``clone_state``/``restore_state``/``legal_actions``/
 ``step``), with the state of a node's observation from ``env.observation()``.
 
@@ -27,7 +27,7 @@ import numpy as np
 
 from agents.base import ITERATION_LIMIT, ITERATIONS, STOP
 from agents.common import count_playout, record
-from agents.tree import (
+from agents.mcts.tree import (
     ACTION,
     DONE,
     EDGES,
@@ -61,7 +61,7 @@ def observe(env: Any) -> np.ndarray:
 
 def evaluated_search(evaluator: Evaluator, batch_size: int, value_scale: float | None) -> Callable:
     """The leaf-batched search, with the signature of the tree template (``g, t, w, policy, rng,
-    sh``), for the :class:`agents.uct.TreeAgent` program loop; ``g.states`` is an
+    sh``), for the :class:`agents.mcts.uct.TreeAgent` program loop; ``g.states`` is an
     :class:`~agents.ops.EnvStates` whose slot 0 holds the root.
 
     Returns DONE when stopped, GROW when the tree needs room (every virtual loss resolved first).

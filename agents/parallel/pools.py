@@ -3,7 +3,7 @@
 A pool runs *tasks*: agent-like objects whose ``search(env, callback=..., **budgets)`` returns a
 :class:`~agents.base.SearchResult`. :func:`run_task` runs one on a worker, reporting every
 improvement and its playout count through the pool's channel and stopping when the pool is
-stopped. :class:`agents.rounds.Rounds` is the one progress loop over any pool.
+stopped. :class:`agents.parallel.rounds.Rounds` is the one progress loop over any pool.
 
 Tasks are numbered in the order a search submits them; a pool can stop every task below a number
 (:meth:`Pool.cancel_below`, the tasks of a finished round that still run somewhere) or all of them
@@ -16,7 +16,7 @@ itself is re-raised.
 - :class:`RayPool`: Ray tasks, on the cluster at ``address`` or on a local Ray.
 - :class:`InlinePool`: no workers; a task runs in the caller when it is submitted (one worker).
 
-(:class:`agents.rounds.CallerThread` runs tasks in a thread of the caller, beside a pool.)
+(:class:`agents.parallel.rounds.CallerThread` runs tasks in a thread of the caller, beside a pool.)
 """
 
 from __future__ import annotations

@@ -47,8 +47,8 @@ from typing import Any
 from agents.base import NEG_INF, Callback, SearchResult
 from agents.checkpoint import Checker, is_seconds, read_checkpoint, saved_seconds
 from agents.ops import move_bound
-from agents.parallel import open_pool, solo, worker_seed
-from agents.rounds import Rounds
+from agents.parallel.root import open_pool, solo, worker_seed
+from agents.parallel.rounds import Rounds
 from mc_envs.records import write_atomic
 
 PROBE = 0.4  # the share of the budget that the probes take

@@ -25,7 +25,7 @@ import numpy as np
 
 from agents.base import NEG_INF, RUNS, STOP, Callback, SearchResult
 from agents.common import count_playout, record
-from agents.nmcs_parallel import moves_search
+from agents.nested.nmcs_parallel import moves_search
 from agents.ops import (
     EnvStates,
     Game,
@@ -39,7 +39,7 @@ from agents.ops import (
     playout,
     score,
 )
-from agents.parallel import ParallelAgent, root_search
+from agents.parallel.root import ParallelAgent, root_search
 from agents.runner import PAUSE, Runner, nested_budgets
 from mc_envs.rng import rng_below, rng_state
 
@@ -246,11 +246,11 @@ class NMCS(ParallelAgent):
             only follows the best move of each step (False).
         compiled: use the game's compiled search when it has one (True, the default), or force
             the generic Python path (False: slower, same result).
-        workers, backend, address: parallel search (:mod:`agents.parallel`).
+        workers, backend, address: parallel search (:mod:`agents.parallel.root`).
         parallel: how the workers share the search: ``"root"`` (the default: independent searches
             from derived seeds, the best kept) or ``"moves"`` (level >= 2: the top level's
             candidate moves, each followed by a level-(L-1) search, are evaluated on the workers;
-            :func:`agents.nmcs_parallel.moves_search`; its result does not depend on the number
+            :func:`agents.nested.nmcs_parallel.moves_search`; its result does not depend on the number
             of workers).
     """
 

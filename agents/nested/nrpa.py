@@ -12,7 +12,7 @@ Selective policies (Cazenave 2016) are the game's (:attr:`mc_envs.core.Kernel.se
 ``policy="tabu"`` (its default) makes the colour with most cells in the searched position tabu; its
 groups are played, and adapted over, only when no other group is left.
 
-The templates, arrays and compiled entry points are in :mod:`agents.nrpa_core`; this module is the
+The templates, arrays and compiled entry points are in :mod:`agents.nested.nrpa_core`; this module is the
 agent and its program for the :class:`~agents.runner.Runner` (budgets, checkpoints, results).
 """
 
@@ -24,13 +24,20 @@ import numpy as np
 
 from agents.base import STOP, Callback, SearchResult
 from agents.common import record
-from agents.nrpa_core import DELTA_CAPACITY, GENERIC, LOG_CAPACITY, PRIME, Knobs, compiled_entry
-from agents.nrpa_distributed import distributed_search
-from agents.nrpa_options import Variants
-from agents.nrpa_state import SearchState
+from agents.nested.nrpa_core import (
+    DELTA_CAPACITY,
+    GENERIC,
+    LOG_CAPACITY,
+    PRIME,
+    Knobs,
+    compiled_entry,
+)
+from agents.nested.nrpa_distributed import distributed_search
+from agents.nested.nrpa_options import Variants
+from agents.nested.nrpa_state import SearchState
 from agents.ops import EnvStates, Game, compiled_states
-from agents.parallel import ParallelAgent, root_search
-from agents.race import race_search
+from agents.parallel.race import race_search
+from agents.parallel.root import ParallelAgent, root_search
 from agents.runner import Runner, nested_budgets
 from mc_envs.core import IllegalActionError, strict
 
@@ -55,16 +62,16 @@ class NRPA(ParallelAgent):
         backend: ``"local"`` (processes, the default) or ``"ray"``.
         address: the Ray cluster to join (``backend="ray"``); ``None`` starts or joins a local one.
         parallel: how ``workers > 1`` share the search: ``"root"`` (the default: independent
-            searches from derived seeds, the best kept, :func:`agents.parallel.root_search`) or
+            searches from derived seeds, the best kept, :func:`agents.parallel.root.root_search`) or
             ``"distributed"`` (Negrevergne & Cazenave 2017: the top level's policy stays with the
             caller, and its iterations run as level-(L-1) searches on the workers, ``workers``
-            at a time; see :func:`agents.nrpa_distributed.distributed_search`) or ``"race"``
+            at a time; see :func:`agents.nested.nrpa_distributed.distributed_search`) or ``"race"``
             (every policy of the portfolio, or of the game's ``nrpa_race``, probes; the best
-            ``workers`` continue: :mod:`agents.race`).
+            ``workers`` continue: :mod:`agents.parallel.race`).
         heats: a race's independent heats: the budget is split into this many races with fresh
             seeds, the best game kept (1, the default: one race; more needs ``parallel="race"``).
         tau, bias, stabilize, repeats, codes, warm_start: the variants of
-            :mod:`agents.nrpa_options` (GNRPA's temperature and bias weight, Stabilized NRPA's
+            :mod:`agents.nested.nrpa_options` (GNRPA's temperature and bias weight, Stabilized NRPA's
             rollouts per level-1 iteration, limited repetitions, the policy's key, a starting
             sequence); their defaults are plain NRPA.
     """

@@ -2,7 +2,7 @@
 
 The caller plays the top level of a level-L search: before each move, every legal move followed by
 a level-(L-1) NMCS is a task for the workers, and the caller keeps the best sequence (memorisation)
-or the best move of the step, exactly as the top level of :func:`agents.nmcs._nmcs` does. Task
+or the best move of the step, exactly as the top level of :func:`agents.nested.nmcs._nmcs` does. Task
 ``k`` of the whole search is seeded with ``worker_seed(seed, k)``, so the result depends only on
 the seed and the budget: not on the number of workers, the backend or the timing.
 """
@@ -15,8 +15,8 @@ import time
 from typing import Any
 
 from agents.base import NEG_INF, Callback, Progress, SearchResult
-from agents.parallel import open_pool, root_instead, run_root, solo, worker_seed
-from agents.rounds import CUT, Rounds
+from agents.parallel.root import open_pool, root_instead, run_root, solo, worker_seed
+from agents.parallel.rounds import CUT, Rounds
 from mc_envs.rng import rng_below, rng_state
 
 
@@ -63,7 +63,7 @@ class _MoveSearch:
 
 
 def _better(score: float, best: float, ties: int, rng: Any) -> tuple[bool, int]:
-    """Whether ``score`` replaces ``best``, ties broken uniformly as in :func:`agents.nmcs._nmcs`;
+    """Whether ``score`` replaces ``best``, ties broken uniformly as in :func:`agents.nested.nmcs._nmcs`;
     and the updated count of tied scores."""
     if score == best:
         return rng_below(rng, ties + 2) == 0, ties + 1
@@ -94,11 +94,11 @@ def moves_search(
 
     With a time limit as the only budget, rounds that keep fewer than one worker's worth of
     search going give the rest of the time to root parallelism, as
-    :func:`agents.nrpa_distributed.distributed_search` does (``extra["fallback"]`` says so).
+    :func:`agents.nested.nrpa_distributed.distributed_search` does (``extra["fallback"]`` says so).
 
     Returns:
         The best sequence seen; ``extra`` has ``steps``, ``tasks``, ``backend``, ``fallback``
-        and ``participation`` (see :meth:`agents.rounds.Rounds.participation`).
+        and ``participation`` (see :meth:`agents.parallel.rounds.Rounds.participation`).
     """
     start = time.perf_counter()
     if agent.level < 2:
