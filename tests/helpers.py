@@ -1,8 +1,12 @@
 """Small helpers shared by the planner tests."""
 
+from functools import cache
+
 import gymnasium as gym
+import numpy as np
 
 import mc_envs  # noqa: F401
+from mc_envs.games import tictactoe as ttt
 
 
 def samegame(position):
@@ -36,3 +40,31 @@ def replayed_score(env, actions):
     score = env.score
     env.restore_state(snap)
     return score
+
+
+@cache
+def value(key: tuple) -> int:
+    """Minimax value for the player to move: +1 win, 0 draw, -1 loss."""
+    s = np.array(key, dtype=np.int64)
+    if s[ttt.OVER]:
+        return 0 if s[ttt.RESULT] == 0 else -1  # the previous mover won
+    out = np.zeros(9, dtype=np.int64)
+    best = -2
+    for a in out[: ttt.legal(s, None, out)]:
+        t = s.copy()
+        ttt.play(t, a, None)
+        best = max(best, -value(tuple(t)))
+    return best
+
+
+def perfect_move(s: np.ndarray) -> int:
+    """A best Tic-Tac-Toe move of the player to move in state ``s`` (the first of them)."""
+    out = np.zeros(9, dtype=np.int64)
+    best, move = -2, -1
+    for a in out[: ttt.legal(s, None, out)]:
+        t = s.copy()
+        ttt.play(t, a, None)
+        v = -value(tuple(t))
+        if v > best:
+            best, move = v, int(a)
+    return move

@@ -10,8 +10,8 @@ import pytest
 from helpers import replayed_score, samegame
 
 import mc_envs  # noqa: F401
-from agents import race
 from agents.nested.nrpa import NRPA
+from agents.parallel import race
 from agents.parallel.root import worker_seed
 from mc_envs.cli import main
 from mc_envs.games import samegame as sg

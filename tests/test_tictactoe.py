@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import io
-from functools import cache
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from helpers import perfect_move, value
 
 import mc_envs
 from agents import UCT
@@ -92,33 +92,6 @@ def test_opponent_modes() -> None:
 
 
 # -- exact values ---------------------------------------------------------------------------------
-
-
-@cache
-def value(key: tuple) -> int:
-    """Minimax value for the player to move: +1 win, 0 draw, -1 loss."""
-    s = np.array(key, dtype=np.int64)
-    if s[ttt.OVER]:
-        return 0 if s[ttt.RESULT] == 0 else -1  # the previous mover won
-    out = np.zeros(9, dtype=np.int64)
-    best = -2
-    for a in out[: ttt.legal(s, None, out)]:
-        t = s.copy()
-        ttt.play(t, a, None)
-        best = max(best, -value(tuple(t)))
-    return best
-
-
-def perfect_move(s: np.ndarray) -> int:
-    out = np.zeros(9, dtype=np.int64)
-    best, move = -2, -1
-    for a in out[: ttt.legal(s, None, out)]:
-        t = s.copy()
-        ttt.play(t, a, None)
-        v = -value(tuple(t))
-        if v > best:
-            best, move = v, int(a)
-    return move
 
 
 def test_uct_against_uct_draws_every_game() -> None:
