@@ -328,6 +328,27 @@ def test_make_vec_defaults_to_the_compiled_env_and_copies_outputs() -> None:
     assert obs.tolist() == [[1, 1], [1, 0]]  # the buffer itself: the step wrote into it
 
 
+def test_returned_arrays_are_never_written_again_and_released_ones_are_reused() -> None:
+    env = gym.make_vec("mc_envs/ConnectFour-v0", num_envs=3)
+    obs, info = env.reset(seed=0)
+    held = [(obs, info["action_mask"])]
+    for t in range(12):
+        obs, _, _, _, info = env.step(np.array([t % 7, (t + 1) % 7, 3]))
+        held.append((obs, info["action_mask"]))
+    frozen = [(o.copy(), m.copy()) for o, m in held]
+    for _ in range(6):
+        env.step(np.array([0, 1, 2]))
+    for (o, m), (o0, m0) in zip(held, frozen, strict=True):
+        assert np.array_equal(o, o0) and np.array_equal(m, m0)  # no later step wrote into them
+    # The first masks made are kept for reuse; one is still held, one through a view.
+    free = {id(held[0][1]), id(held[3][1])}
+    keep, view, kept = held[1][1], held[2][1][1:], held[1][1].copy()
+    del held, frozen, obs, info, o, m, o0, m0
+    seen = {id(env.step(np.array([0, 1, 2]))[4]["action_mask"]) for _ in range(4)}
+    assert seen and seen <= free  # only arrays nothing refers to any more are written again
+    assert np.array_equal(keep, kept) and view.base is not None
+
+
 @pytest.mark.parametrize("env_id", sorted(ENVS))
 def test_corrupted_snapshots_are_refused_or_play_on_without_crashing(env_id: str) -> None:
     """A fuzz of restore_state: forged rows (random fields set to random values) are refused with
