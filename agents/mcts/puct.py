@@ -200,7 +200,9 @@ class PUCT(TreeAgent):
 
     # -- many games at once -----------------------------------------------------------------------
 
-    def search_batch(self, vector_env: Any, *, simulations: int | None = None) -> BatchResult:
+    def search_batch(
+        self, vector_env: Any, *, simulations: int | None = None, gumbel: int | None = None
+    ) -> BatchResult:
         """Searches the M sub-envs of a compiled vector env at once, one tree each, in lockstep.
 
         Each round descends every tree to a leaf (compiled), calls ``evaluator`` once on all the
@@ -214,6 +216,10 @@ class PUCT(TreeAgent):
             vector_env: ``gym.make_vec(id, num_envs=M, vectorization_mode="vector_entry_point")``
                 (a :class:`mc_envs.vector.PlanningVectorEnv`).
             simulations: evaluations a game (default: the agent's ``iterations``, else 1000).
+            gumbel: Gumbel AlphaZero's root over at most this many actions
+                (:mod:`agents.mcts.gumbel`: sequential halving; the actions are its choices and
+                the result's ``policy`` its improved policy). Needs an evaluator and no
+                ``dirichlet_alpha``.
 
         Returns:
             A :class:`~agents.mcts.puct_batch.BatchResult`: ``actions[M]``, root ``visits[M, A]``, ...
@@ -249,6 +255,7 @@ class PUCT(TreeAgent):
             rng=self._rng,
             value_scale=self.value_scale,
             max_tree_bytes=self.max_tree_bytes,
+            gumbel=gumbel,
         )
         self._searches += 1
         return result

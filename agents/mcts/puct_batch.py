@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agents.mcts.gumbel import GumbelRoot
 from agents.mcts.puct_batch_core import (
     Leaves,
     batch_functions,
@@ -67,6 +68,7 @@ class BatchResult:
         simulations: the rounds run (evaluations a game).
         evaluator_calls: how many times the evaluator was called (at most ``simulations``).
         seconds: the wall-clock time of the search.
+        improved: ``[M, A]`` with ``gumbel``: the improved policy (:mod:`agents.mcts.gumbel`).
     """
 
     actions: np.ndarray
@@ -76,10 +78,14 @@ class BatchResult:
     simulations: int
     evaluator_calls: int
     seconds: float
+    improved: np.ndarray | None = None
 
     @property
     def policy(self) -> np.ndarray:
-        """``[M, A]``: the visit distribution at each root (zeros where the game is over)."""
+        """``[M, A]``: the visit distribution at each root (zeros where the game is over), or
+        with ``gumbel``, Gumbel AlphaZero's improved policy."""
+        if self.improved is not None:
+            return self.improved
         total = self.visits.sum(axis=1, keepdims=True)
         return self.visits / np.maximum(total, 1)
 
@@ -101,6 +107,7 @@ def search_batch(
     rng: np.ndarray | None = None,
     value_scale: float | None = None,
     max_tree_bytes: int = MAX_TREE_BYTES,
+    gumbel: int | None = None,
 ) -> BatchResult:
     """Searches every sub-env of ``vector_env`` from its current state; leaves them as they were.
 
@@ -121,6 +128,9 @@ def search_batch(
         value_scale: puzzles with an evaluator: a finished game's score is divided by this
             (default: the env's ``max_score``).
         max_tree_bytes: the cap on the M trees' memory.
+        gumbel: Gumbel AlphaZero's root over at most this many actions
+            (:mod:`agents.mcts.gumbel`; needs an evaluator, and replaces the root noise): the
+            actions are its choices and :attr:`BatchResult.policy` its improved policy.
 
     Raises:
         TypeError: ``vector_env`` is not a compiled vector env.
@@ -138,6 +148,10 @@ def search_batch(
         )
     if int(simulations) < 1:
         raise ValueError(f"simulations must be >= 1, got {simulations}")
+    if gumbel is not None and (evaluator is None or dirichlet_alpha is not None or gumbel < 1):
+        raise ValueError(
+            f"gumbel={gumbel!r} needs an evaluator, no dirichlet_alpha, and at least 1 action"
+        )
     simulations = int(simulations)
     proto = venv.proto
     kernel = proto.kernel
@@ -180,8 +194,16 @@ def search_batch(
 
     fns["new_roots"](t, roots, two_player)
     calls = 0
+    forced = np.full(m, -1, np.int64)
+    visits = np.zeros((m, a), np.int64)
+    q = np.full((m, a), np.nan)
+    root = None
     for r in range(simulations):
-        fns["simulate"](t, roots, lv, rng, mode, c, fpu, two_player, use_max, scale)
+        if root is not None:
+            visits[:], q[:] = 0, np.nan
+            root_counts(t, visits, q)
+            forced[:] = root.forced(r - 1, visits, q)
+        fns["simulate"](t, roots, lv, rng, mode, c, fpu, two_player, use_max, scale, forced)
         if r == 0 and dirichlet_alpha is not None:
             _draw_noise(noise, lv.n, float(dirichlet_alpha), noise_seed)
         if evaluator is None:
@@ -189,14 +211,22 @@ def search_batch(
         else:
             calls += _evaluate(evaluator, lv, priors, values)
         expand_and_backup(t, lv, priors, values, noise, eps, two_player, buf)
+        if r == 0 and gumbel:
+            v = (values + 1.0) / 2.0 if two_player else values
+            gen = np.random.default_rng(list(noise_seed))
+            root = GumbelRoot(priors * lv.masks, lv.masks.copy(), v, gumbel, simulations - 1, gen)
 
-    visits = np.zeros((m, a), np.int64)
-    q = np.full((m, a), np.nan)
+    visits[:], q[:] = 0, np.nan
     root_counts(t, visits, q)
+    improved = None
+    if root is not None:
+        gumbel_actions, improved = root.result(visits, q)
     if two_player:
         q = 2.0 * q - 1.0
     over = ~visits.any(axis=1)
     actions = np.where(over, NO_ACTION, np.argmax(visits, axis=1))
+    if root is not None:
+        actions = np.where(over, NO_ACTION, gumbel_actions)
     chosen = q[np.arange(m), np.maximum(actions, 0)]
     return BatchResult(
         actions=actions.astype(np.int64),
@@ -206,6 +236,7 @@ def search_batch(
         simulations=simulations,
         evaluator_calls=calls,
         seconds=time.perf_counter() - start,
+        improved=improved,
     )
 
 

@@ -34,12 +34,14 @@ at once), the leaves' evaluation (the evaluator in Python, or :func:`_playout_va
 
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 from agents.base import NEG_INF
+from agents.mcts.gumbel import C_SCALE, C_VISIT
 from agents.mcts.tree import (
     ACTION,
     BEST,
@@ -52,6 +54,7 @@ from agents.mcts.tree import (
     NI,
     NODES,
     PARENT,
+    PRIOR_CLEAN,
     ROOT,
     TOTAL,
     VISITS,
@@ -132,6 +135,85 @@ def normalised_priors(row, moves, n, out):
             out[k] = 1.0 / n
 
 
+@njit(cache=True, nogil=True, inline="always")
+def root_edge(tb, action):
+    """The root's edge of ``action`` (its first edge if it has none)."""
+    e0 = tb.ni[ROOT_NODE, EDGE0]
+    for k in range(tb.ni[ROOT_NODE, NEDGES]):
+        if tb.ea[e0 + k, ACTION] == action:
+            return e0 + k
+    return e0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _edge_q(tb, ch, two_player, use_max):
+    """Child ``ch``'s mean value for the player who moved into it, in [0, 1]."""
+    nv = tb.nf[ch, VISITS]
+    if two_player:
+        return tb.nf[ch, TOTAL] / nv
+    span = tb.norm[1] - tb.norm[0]
+    x = tb.nf[ch, BEST] if use_max else tb.nf[ch, TOTAL] / nv
+    return (x - tb.norm[0]) / span if span > 0.0 else 0.5
+
+
+@njit(cache=True, nogil=True, inline="always")
+def select_gumbel(tb, node, two_player, use_max):
+    """Gumbel MuZero's interior selection (Danihelka et al. 2022): the edge maximising the
+    improved policy ``softmax(log prior + sigma(completed q))`` minus its share of the visits.
+    Unvisited edges' values are completed by the node's value mixed with the visited edges'
+    prior-weighted mean; values are rescaled to [0, 1] over the node's edges."""
+    n = tb.ni[node, NEDGES]
+    e0 = tb.ni[node, EDGE0]
+    total, most, wq, w = 0.0, 0.0, 0.0, 0.0
+    for k in range(n):
+        ch = tb.ea[e0 + k, CHILD]
+        if ch >= 0 and tb.nf[ch, VISITS] > 0.0:
+            nv = tb.nf[ch, VISITS]
+            p = tb.ep[e0 + k, PRIOR_CLEAN]
+            wq += p * _edge_q(tb, ch, two_player, use_max)
+            w += p
+            total += nv
+            most = max(most, nv)
+    own = tb.nf[node, VISITS] - 1.0  # this descent's visit has no value yet
+    v = 0.5
+    if own > 0.0 and two_player:
+        v = 1.0 - tb.nf[node, TOTAL] / own  # for the player to move here
+    elif own > 0.0:
+        v = _edge_q(tb, node, False, use_max)
+    mix = (v + total * wq / w) / (1.0 + total) if w > 0.0 else v
+    lo, hi = np.inf, -np.inf
+    for k in range(n):
+        ch = tb.ea[e0 + k, CHILD]
+        q = _edge_q(tb, ch, two_player, use_max) if ch >= 0 and tb.nf[ch, VISITS] > 0.0 else mix
+        lo, hi = min(lo, q), max(hi, q)
+    scale = (C_VISIT + most) * C_SCALE / max(hi - lo, 1e-8)
+    top = -np.inf
+    for k in range(n):
+        ch = tb.ea[e0 + k, CHILD]
+        q = _edge_q(tb, ch, two_player, use_max) if ch >= 0 and tb.nf[ch, VISITS] > 0.0 else mix
+        p = tb.ep[e0 + k, PRIOR_CLEAN]
+        if p > 0.0:
+            top = max(top, math.log(p) + (q - lo) * scale)
+    z = 0.0
+    for k in range(n):
+        ch = tb.ea[e0 + k, CHILD]
+        q = _edge_q(tb, ch, two_player, use_max) if ch >= 0 and tb.nf[ch, VISITS] > 0.0 else mix
+        p = tb.ep[e0 + k, PRIOR_CLEAN]
+        if p > 0.0:
+            z += math.exp(math.log(p) + (q - lo) * scale - top)
+    best, e = -np.inf, e0
+    for k in range(n):
+        ch = tb.ea[e0 + k, CHILD]
+        nv = tb.nf[ch, VISITS] if ch >= 0 else 0.0
+        q = _edge_q(tb, ch, two_player, use_max) if nv > 0.0 else mix
+        p = tb.ep[e0 + k, PRIOR_CLEAN]
+        pi = math.exp(math.log(p) + (q - lo) * scale - top) / z if p > 0.0 else 0.0
+        u = pi - nv / (1.0 + total)
+        if u > best:
+            best, e = u, e0 + k
+    return e
+
+
 def _new_roots(t, roots, two_player):  # pragma: no cover (compiled)
     """Makes every tree a lone unexpanded root; its MOVER is the player who moved into it."""
     for b in range(roots.shape[0]):
@@ -149,10 +231,14 @@ def _new_roots(t, roots, two_player):  # pragma: no cover (compiled)
         t.norm[b, 1] = -np.inf
 
 
-def _simulate(t, roots, lv, rng, mode, c, fpu, two_player, use_max, scale):  # pragma: no cover
+def _simulate(
+    t, roots, lv, rng, mode, c, fpu, two_player, use_max, scale, forced
+):  # pragma: no cover
     """Descends every tree from its root to a leaf (an unexpanded node or a finished game),
     playing the moves on a copy of the game's root state, and describes the leaf in ``lv``.
-    Every node on the path gets its visit now; :func:`expand_and_backup` adds the value."""
+    Every node on the path gets its visit now; :func:`expand_and_backup` adds the value.
+    ``forced[b] >= 0``: tree ``b`` is searched as Gumbel MuZero's, its root action ``forced[b]``
+    and each interior node's by :func:`select_gumbel`."""
     for b in range(roots.shape[0]):
         tb = tree_of(t, b)
         lv.states[b, :] = roots[b, :]
@@ -160,7 +246,12 @@ def _simulate(t, roots, lv, rng, mode, c, fpu, two_player, use_max, scale):  # p
         node = ROOT_NODE
         tb.nf[node, VISITS] += 1.0
         while tb.ni[node, NEDGES] > 0:
-            e = select_edge_by(tb, node, rng, mode, c, fpu, two_player, use_max)
+            if forced[b] < 0:
+                e = select_edge_by(tb, node, rng, mode, c, fpu, two_player, use_max)
+            elif node == ROOT_NODE:
+                e = root_edge(tb, forced[b])
+            else:
+                e = select_gumbel(tb, node, two_player, use_max)
             child = tb.ea[e, CHILD]
             if child == NO_CHILD:
                 child = child_of(tb, node, e, player(lv.states, b) if two_player else 0)
