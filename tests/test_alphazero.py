@@ -105,6 +105,16 @@ def test_batched_self_play_plays_whole_games_from_the_mover_s_side() -> None:
     assert (obs.sum(axis=1) == 0).sum() == 6 and len(obs) == len(z) >= 6 * 5
 
 
+def test_gumbel_self_play_records_improved_policies() -> None:
+    model = init_model("mc_envs/TicTacToe-v0", 18, 9, hidden=16)
+    obs, masks, pis, z = self_play_batch(model, games=6, sims=8, seed=5, parallel=4, gumbel=4)
+    assert (obs.sum(axis=1) == 0).sum() == 6 and len(obs) == len(z) >= 6 * 5
+    np.testing.assert_allclose(pis.sum(axis=1), 1.0, rtol=1e-6)
+    # A softmax over the legal moves, not visit counts (8 simulations leave moves unvisited).
+    assert ((pis > 0) == masks).all()
+    assert set(np.unique(z)) <= {-1.0, 0.0, 1.0}
+
+
 def test_the_trainer_fits_a_fixed_buffer() -> None:
     model = init_model("mc_envs/TicTacToe-v0", 18, 9, hidden=32)
     trainer = Trainer(model)

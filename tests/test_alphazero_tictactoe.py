@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import pytest
 from helpers import value
 
 import mc_envs  # noqa: F401
@@ -44,13 +45,15 @@ def losing_lines(agent, env, me: int, line: tuple = ()) -> list[tuple]:
     return lost
 
 
-def test_a_model_trained_in_about_a_minute_never_loses_to_a_perfect_player() -> None:
+@pytest.mark.parametrize(("sims", "gumbel"), [(32, None), (16, 9)], ids=["puct", "gumbel"])
+def test_a_model_trained_in_about_a_minute_never_loses_to_a_perfect_player(sims, gumbel) -> None:
     model, history = train(
         "mc_envs/TicTacToe-v0",
         minutes=4,  # a bound; the iterations end it first
         iterations=12,
         games=64,
-        sims=32,
+        sims=sims,
+        gumbel=gumbel,
         steps=100,
         batch=256,
         hidden=64,

@@ -54,21 +54,22 @@ def test_wins_in_one_and_forced_blocks(m: int, env_id: str) -> None:
 
 
 def value_losses(positions: list, agent: PUCT, gumbel: int | None) -> int:
-    """How many of ``positions`` (all with the same number of legal moves) the agent's move
-    loses value in (searched together)."""
+    """How many of ``positions`` (all with the same number of legal moves, searched together)
+    the argmax of the search's policy loses value in: Gumbel's improved policy, or PUCT's
+    visit distribution."""
     venv = batch(TTT, positions)
     mine, theirs = boards(venv.unwrapped.observation())
-    moves = agent.search_batch(venv, gumbel=gumbel).actions
+    moves = agent.search_batch(venv, gumbel=gumbel).policy.argmax(axis=1)
     return sum(
         -negamax(int(y), int(x) | 1 << int(a)) != negamax(int(x), int(y))
         for x, y, a in zip(mine, theirs, moves, strict=True)
     )
 
 
-def test_one_visit_per_move_with_exact_values_keeps_the_value_everywhere() -> None:
-    # Gumbel's guarantee: with exact values for the considered actions, the action chosen is
-    # as good as the best of them. One simulation per legal move (all considered) is enough in
-    # every Tic-Tac-Toe position; PUCT with the same budget loses the value in some.
+def test_one_visit_per_move_with_exact_values_gives_an_improved_policy_everywhere() -> None:
+    # Gumbel's policy improvement: with exact values of the considered actions (all of them),
+    # the improved policy's best move is a best move. One simulation per legal move is enough
+    # in every Tic-Tac-Toe position; PUCT's visits with the same budget are not.
     by_count: dict[int, list] = {}
     env = gym.make(TTT).unwrapped
     for state in every_position():

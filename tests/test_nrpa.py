@@ -77,7 +77,9 @@ def test_adapting_from_move_logs_equals_replaying_the_sequences(
         )
 
     logged = search()
-    monkeypatch.setattr("agents.nested.nrpa.LOG_CAPACITY", 0)  # no room for a log: every step replayed
+    monkeypatch.setattr(
+        "agents.nested.nrpa.LOG_CAPACITY", 0
+    )  # no room for a log: every step replayed
     replayed = search()
     assert (logged.score, logged.actions, logged.playouts) == (
         replayed.score,

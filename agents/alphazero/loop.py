@@ -35,6 +35,7 @@ def train(
     window: int | None = None,
     mirror: bool = False,
     lr: float = 1e-3,
+    gumbel: int | None = None,
     seed: int = 0,
     out: str | None = None,
     resume: bool = False,
@@ -54,6 +55,7 @@ def train(
     positions, a window that then grows with the positions seen
     (:func:`agents.alphazero.trainer.window_size`; ``None``: the whole buffer). ``mirror`` also
     stores every position's images under the board's symmetries (``env.symmetries()``).
+    ``gumbel=k`` plays Gumbel AlphaZero's self-play (``k`` root actions considered).
 
     ``evaluate(model, iteration) -> dict``, if given, runs after every ``evaluate_every``-th
     iteration; its dict joins that iteration's (a training curve: see
@@ -97,7 +99,9 @@ def train(
         t0 = time.perf_counter()
         play_seed = seed * 1_000_003 + it
         trainer.add(
-            *self_play_batch(model, games=games, sims=sims, seed=play_seed, parallel=parallel)
+            *self_play_batch(
+                model, games=games, sims=sims, seed=play_seed, parallel=parallel, gumbel=gumbel
+            )
         )
         before = trainer.loss()
         trainer.train(steps, batch, rng)
@@ -124,7 +128,8 @@ def train(
 
 
 TRAINING = ("env", "minutes", "iterations", "games", "sims", "steps", "batch", "hidden", "net")
-TRAINING += ("channels", "blocks", "parallel", "capacity", "window", "mirror", "lr", "seed")
+TRAINING += ("channels", "blocks", "parallel", "capacity", "window", "mirror", "lr", "gumbel")
+TRAINING += ("seed",)
 TRAINING += ("resume",)
 
 
@@ -146,6 +151,7 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=int, help="smallest sampling window (default: all)")
     parser.add_argument("--mirror", action="store_true", help="augment with the symmetries")
     parser.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate")
+    parser.add_argument("--gumbel", type=int, help="Gumbel AlphaZero: root actions considered")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--resume", action="store_true", help="continue the saved run exactly")
 

@@ -46,12 +46,17 @@ def self_play_batch(
     parallel: int = 64,
     explore_moves: int = 8,
     alpha: float = 1.0,
+    gumbel: int | None = None,
 ):
     """``games`` games of self-play, ``parallel`` at a time in a compiled vector env, every move of
     every game chosen by one batched PUCT search (:meth:`agents.mcts.puct.PUCT.search_batch`: one
     network call a simulation for all the games). The same play as :func:`self_play` (noise at
     the root, the first ``explore_moves`` moves sampled from the visits, then the most visited);
     a game that ends makes room for the next. Two-player games.
+
+    With ``gumbel=k``, Gumbel AlphaZero instead (:mod:`agents.mcts.gumbel`): no root noise; the
+    policy (the target, and where the first moves are sampled from) is the improved policy, and
+    later moves are the search's choice among ``k`` actions drawn by Gumbel noise.
 
     Returns:
         The positions of the finished games: (observations, masks, visit distributions, outcomes
@@ -67,14 +72,15 @@ def self_play_batch(
     if not base._two_player:
         raise ValueError(f"self_play_batch plays two-player games, not {model.env_id}")
     _, info = envs.reset(seed=seed)
-    agent = alphazero_agent(model, sims=sims, seed=seed, dirichlet_alpha=alpha, c=1.5)
+    noise = None if gumbel else alpha
+    agent = alphazero_agent(model, sims=sims, seed=seed, dirichlet_alpha=noise, c=1.5)
     rng = np.random.default_rng(seed)
     rows: list[list[tuple] | None] = [[] for _ in range(m)]  # each slot's game so far
     out: list[tuple] = []
     started = m
     finished = 0
     while finished < games:
-        result = agent.search_batch(envs, simulations=sims)
+        result = agent.search_batch(envs, simulations=sims, gumbel=gumbel)
         policy = result.policy.astype(np.float32)
         obs = np.asarray(base.observation(), np.float32).reshape(m, -1)
         masks, movers = info["action_mask"], info["current_player"]

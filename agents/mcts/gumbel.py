@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-C_VISIT, C_SCALE = 50.0, 1.0
+C_VISIT, C_SCALE = 50.0, 0.1
 
 
 def visit_schedule(k: int, simulations: int) -> np.ndarray:
