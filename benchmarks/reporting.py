@@ -62,7 +62,9 @@ def timed_search(
         "seconds": spent + result.seconds,
         "trace": trace,
         "stopped": result.stopped,
-        **({"race": result.extra["race"]} if "race" in result.extra else {}),  # agents.parallel.race
+        **(
+            {"race": result.extra["race"]} if "race" in result.extra else {}
+        ),  # agents.parallel.race
     }
 
 
