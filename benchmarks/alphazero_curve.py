@@ -9,7 +9,11 @@ Trains with :func:`agents.alphazero.train` (the run saved beside ``--model`` aft
 UCT (``--eval-uct`` iterations, random playouts), each side first in half of them, every agent
 seeded by the game's number. Score = (wins + draws / 2) / games, with its 95% Wilson interval.
 The history (losses, positions, training seconds, scores) goes to ``--out`` (JSON) and the curve,
-score against cumulative training time, beside it as a PNG. Nothing is asserted.
+score against cumulative training time, beside it as a PNG. With ``--eval-positions``, every
+evaluation also measures the share of value-keeping moves of PUCT (``--eval-sims``) on the
+informative solved positions of ``benchmarks/data/connect4_positions.json``
+(``benchmarks/connect4_value_moves.py``; monitoring only: nothing is chosen by it). Nothing is
+asserted.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ from mc_envs.records import write_atomic  # noqa: E402
 OUT = Path(__file__).resolve().parent / "results" / "alphazero_curve.json"
 
 
-def scorer(env_id: str, games: int, uct: int, sims: int):
-    """``evaluate(model, iteration)`` for :func:`agents.alphazero.train`: the model's score."""
+def scorer(env_id: str, games: int, uct: int, sims: int, positions: bool = False):
+    """``evaluate(model, iteration)`` for :func:`agents.alphazero.train`: the model's score (and
+    its value-keeping share with ``positions``)."""
     import gymnasium as gym
 
     from agents import UCT
@@ -46,9 +51,29 @@ def scorer(env_id: str, games: int, uct: int, sims: int):
             r0 = play_game(env, first, second, seed=g)
             points += (1.0 + (r0 if g % 2 == 0 else -r0)) / 2
         lo, hi = wilson_interval(points, games)
-        return {"score_vs_uct": points / games, "interval95": [lo, hi], "eval_games": games}
+        row = {"score_vs_uct": points / games, "interval95": [lo, hi], "eval_games": games}
+        if positions:
+            row["value_keeping"] = value_keeping(model, sims)
+        return row
 
     return evaluate
+
+
+def value_keeping(model, sims: int) -> float:
+    """The share of value-keeping moves of PUCT + ``model`` on the informative solved positions."""
+    import gymnasium as gym
+
+    from agents.alphazero import alphazero_agent
+    from benchmarks.connect4_value_moves import ENV_ID, POSITIONS, play_position
+
+    env = gym.make(ENV_ID, illegal_action="raise").unwrapped
+    chosen = [p for p in json.loads(POSITIONS.read_text())["positions"] if p["informative"]]
+    kept = [
+        p["values"][str(play_position(env, p, alphazero_agent(model, sims=sims, seed=i)))]
+        == p["value"]
+        for i, p in enumerate(chosen)
+    ]
+    return sum(kept) / len(kept)
 
 
 def plot(history: list[dict], uct: int, path: Path) -> None:
@@ -59,15 +84,21 @@ def plot(history: list[dict], uct: int, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     minutes, scores, lows, highs, total = [], [], [], [], 0.0
+    kept = []  # (minutes, value-keeping share)
     for row in history:
         total += row["seconds"] / 60
+        if "value_keeping" in row:
+            kept.append((total, row["value_keeping"]))
         if "score_vs_uct" in row:
             minutes.append(total)
             scores.append(row["score_vs_uct"])
             lows.append(row["score_vs_uct"] - row["interval95"][0])
             highs.append(row["interval95"][1] - row["score_vs_uct"])
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.errorbar(minutes, scores, yerr=[lows, highs], marker="o", capsize=3)
+    ax.errorbar(minutes, scores, yerr=[lows, highs], marker="o", capsize=3, label="score")
+    if kept:
+        ax.plot(*zip(*kept, strict=True), marker="s", label="value-keeping (informative)")
+        ax.legend(loc="lower right")
     ax.axhline(0.5, color="grey", lw=0.8)
     ax.set(xlabel="training minutes", ylabel=f"score against UCT {uct}", ylim=(0, 1))
     fig.tight_layout()
@@ -86,10 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-games", type=int, default=20)
     parser.add_argument("--eval-uct", type=int, default=200)
     parser.add_argument("--eval-sims", type=int, default=50)
+    parser.add_argument("--eval-positions", action="store_true", help="value-keeping share too")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     kwargs = {k: getattr(args, k) for k in TRAINING}
-    evaluate = scorer(args.env, args.eval_games, args.eval_uct, args.eval_sims)
+    evaluate = scorer(args.env, args.eval_games, args.eval_uct, args.eval_sims, args.eval_positions)
     report = {**provenance(argv), "settings": {k: v for k, v in vars(args).items() if k != "out"}}
     report["settings"]["model"] = str(args.model)
     try:

@@ -85,6 +85,14 @@ def random_summary(positions: list[dict], select=lambda p: True) -> dict:
     return {"positions": len(fractions), "share": sum(fractions) / max(len(fractions), 1)}
 
 
+def play_position(env, position: dict, agent) -> int:
+    """The column ``agent`` plays in ``position`` (``env`` reset and set to it)."""
+    env.reset()
+    for column in position["moves"]:
+        env.step(column)
+    return int(agent.act(env))
+
+
 def summaries(positions: list[dict], moves: list[int] | None) -> dict:
     """Over all positions, the informative ones, and the informative ones of each value."""
     groups = {
@@ -134,10 +142,7 @@ def main(argv: list[str] | None = None) -> None:
         moves = report["moves"].setdefault(name, [])
         start = time.perf_counter()
         for i in range(len(moves), len(positions)):
-            env.reset(seed=i)
-            for column in positions[i]["moves"]:
-                env.step(column)
-            moves.append(int(agents[name](i).act(env)))
+            moves.append(play_position(env, positions[i], agents[name](i)))
             if len(moves) % args.every == 0 or len(moves) == len(positions):
                 report["seconds"][name] = report["seconds"].get(name, 0.0) + (
                     time.perf_counter() - start

@@ -115,6 +115,34 @@ def test_gumbel_self_play_records_improved_policies() -> None:
     assert set(np.unique(z)) <= {-1.0, 0.0, 1.0}
 
 
+def test_openings_are_prior_moves_that_stop_short_of_the_end() -> None:
+    from agents.alphazero.selfplay import play_openings
+
+    envs = gym.make_vec(
+        "mc_envs/ConnectFour-v0", num_envs=200, vectorization_mode="vector_entry_point"
+    )
+    base = envs.unwrapped
+    envs.reset(seed=0)
+    slots = np.arange(0, 200, 2)
+    play_openings(base, slots, 30, np.random.default_rng(1))
+    stones = base.observation().reshape(200, -1).sum(axis=1)
+    assert (stones[1::2] == 0).all()  # the other slots are untouched
+    assert stones[slots].max() <= 30 and len(np.unique(stones[slots])) > 10
+    assert base.action_masks()[slots].any(axis=1).all()  # no opening ends the game
+    players = base.players()
+    assert (players == stones % 2).all()
+    # The prior weighs the centre: over 100 openings, the centre column holds the most stones.
+    columns = base.observation().reshape(200, 2, 6, 7).sum(axis=(0, 1, 2))
+    assert columns.argmax() == 3
+    # Play goes on from an opening: every recorded game is a legal continuation.
+    model = init_model("mc_envs/TicTacToe-v0", 18, 9, hidden=16)
+    obs, masks, pis, z = self_play_batch(model, games=20, sims=8, seed=5, parallel=8, opening=6)
+    assert 0 < (obs.sum(axis=1) == 0).sum() < 20  # some games start after an opening
+    np.testing.assert_allclose(pis.sum(axis=1), 1.0, rtol=1e-6)
+    assert not (pis[~masks] > 0).any() and set(np.unique(z)) <= {-1.0, 0.0, 1.0}
+    envs.close()
+
+
 def test_the_trainer_fits_a_fixed_buffer() -> None:
     model = init_model("mc_envs/TicTacToe-v0", 18, 9, hidden=32)
     trainer = Trainer(model)

@@ -36,6 +36,7 @@ def train(
     mirror: bool = False,
     lr: float = 1e-3,
     gumbel: int | None = None,
+    opening: int = 0,
     seed: int = 0,
     out: str | None = None,
     resume: bool = False,
@@ -56,6 +57,8 @@ def train(
     (:func:`agents.alphazero.trainer.window_size`; ``None``: the whole buffer). ``mirror`` also
     stores every position's images under the board's symmetries (``env.symmetries()``).
     ``gumbel=k`` plays Gumbel AlphaZero's self-play (``k`` root actions considered).
+    ``opening=K`` starts every self-play game after 0 to ``K`` unrecorded moves of the game's
+    heuristic prior (:func:`agents.alphazero.selfplay.play_openings`).
 
     ``evaluate(model, iteration) -> dict``, if given, runs after every ``evaluate_every``-th
     iteration; its dict joins that iteration's (a training curve: see
@@ -100,7 +103,13 @@ def train(
         play_seed = seed * 1_000_003 + it
         trainer.add(
             *self_play_batch(
-                model, games=games, sims=sims, seed=play_seed, parallel=parallel, gumbel=gumbel
+                model,
+                games=games,
+                sims=sims,
+                seed=play_seed,
+                parallel=parallel,
+                gumbel=gumbel,
+                opening=opening,
             )
         )
         before = trainer.loss()
@@ -129,7 +138,7 @@ def train(
 
 TRAINING = ("env", "minutes", "iterations", "games", "sims", "steps", "batch", "hidden", "net")
 TRAINING += ("channels", "blocks", "parallel", "capacity", "window", "mirror", "lr", "gumbel")
-TRAINING += ("seed",)
+TRAINING += ("opening", "seed")
 TRAINING += ("resume",)
 
 
@@ -152,6 +161,9 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mirror", action="store_true", help="augment with the symmetries")
     parser.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate")
     parser.add_argument("--gumbel", type=int, help="Gumbel AlphaZero: root actions considered")
+    parser.add_argument(
+        "--opening", type=int, default=0, help="up to this many prior moves open each game"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--resume", action="store_true", help="continue the saved run exactly")
 

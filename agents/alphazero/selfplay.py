@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.alphazero.model import Model, alphazero_agent
+from mc_envs.vector import VectorState
 
 
 def self_play(model: Model, *, sims: int, seed: int, explore_moves: int = 8, alpha: float = 1.0):
@@ -47,6 +48,7 @@ def self_play_batch(
     explore_moves: int = 8,
     alpha: float = 1.0,
     gumbel: int | None = None,
+    opening: int = 0,
 ):
     """``games`` games of self-play, ``parallel`` at a time in a compiled vector env, every move of
     every game chosen by one batched PUCT search (:meth:`agents.mcts.puct.PUCT.search_batch`: one
@@ -57,6 +59,10 @@ def self_play_batch(
     With ``gumbel=k``, Gumbel AlphaZero instead (:mod:`agents.mcts.gumbel`): no root noise; the
     policy (the target, and where the first moves are sampled from) is the improved policy, and
     later moves are the search's choice among ``k`` actions drawn by Gumbel noise.
+
+    With ``opening=K``, every game starts from a random opening (:func:`play_openings`): between 0
+    and ``K`` moves drawn from the game's heuristic prior, played without search and not recorded,
+    so that self-play also learns positions its own play rarely reaches.
 
     Returns:
         The positions of the finished games: (observations, masks, visit distributions, outcomes
@@ -79,7 +85,14 @@ def self_play_batch(
     out: list[tuple] = []
     started = m
     finished = 0
+    pending = np.full(m, opening > 0)  # slots whose new game still waits for its opening
     while finished < games:
+        fresh = np.flatnonzero(pending & ~base.autoreset)
+        if len(fresh):
+            play_openings(base, fresh, opening, rng)
+            pending[fresh] = False
+            masks = base.action_masks()
+            info = {**info, "action_mask": masks, "current_player": base.players()}
         result = agent.search_batch(envs, simulations=sims, gumbel=gumbel)
         policy = result.policy.astype(np.float32)
         obs = np.asarray(base.observation(), np.float32).reshape(m, -1)
@@ -97,7 +110,39 @@ def self_play_batch(
             out += [(o, k, p, first if who == 0 else -first) for o, k, p, who in rows[i]]
             finished += 1
             rows[i] = [] if started < games else None  # the slot starts a game or idles
+            pending[i] = opening > 0 and rows[i] is not None
             started += 1
     envs.close()
     obs_, masks_, pis_, z_ = zip(*out, strict=True)
     return np.array(obs_), np.array(masks_), np.array(pis_), np.array(z_, np.float32)
+
+
+def play_openings(base, slots: np.ndarray, most: int, rng: np.random.Generator) -> None:
+    """Plays in each of the ``slots`` of the vector env ``base`` (a
+    :class:`mc_envs.vector.PlanningVectorEnv`) between 0 and ``most`` moves (uniformly many),
+    each drawn from the game's first compiled prior (``Kernel.priors``; uniform without one),
+    stopping before a move that would end the game."""
+    kernel = base.proto.kernel
+    prior = next(iter(kernel.priors.values()), None)
+    snap = base.clone_state()
+    data = snap.data.copy()
+    actions = np.zeros(kernel.max_actions, np.int64)
+    p = np.zeros(kernel.max_actions)
+    for i in slots:
+        state = data[i].copy()
+        ws = kernel.workspace(state)
+        for _ in range(int(rng.integers(0, most + 1))):
+            n = kernel.legal(state, ws, actions)
+            if n == 0:
+                break
+            if prior is None:
+                p[:n] = 1.0
+            else:
+                prior(state, actions, n, p)
+            after = state.copy()
+            kernel.play(after, actions[rng.choice(n, p=p[:n] / p[:n].sum())], ws)
+            if kernel.legal(after, ws, actions) == 0:
+                break
+            state = after
+        data[i] = state
+    base.restore_state(VectorState(snap.game, snap.config, data, snap.autoreset, snap.opponent_rng))

@@ -321,6 +321,10 @@ class PlanningVectorEnv(VectorEnv):
         """``[N, A]`` bool: True exactly at each sub-env's legal actions (a copy)."""
         return self._buffers[MASKS].copy()
 
+    def players(self) -> np.ndarray:
+        """``[N]`` int: the player to move in each sub-env (a copy; as ``info["current_player"]``)."""
+        return self._buffers[PLAYERS].copy()
+
     def observation(self) -> np.ndarray:
         """The observations of the current states, ``[N, ...]`` (a copy)."""
         return self._buffers[OBS].copy()
