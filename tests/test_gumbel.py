@@ -97,3 +97,34 @@ def test_the_same_seed_gives_the_same_search_and_gumbel_needs_an_evaluator() -> 
         PUCT(iterations=8).search_batch(venv, gumbel=4)
     with pytest.raises(ValueError, match="no dirichlet_alpha"):
         PUCT(iterations=8, evaluator=uniform, dirichlet_alpha=0.3).search_batch(venv, gumbel=4)
+
+
+def test_completed_sigma_completes_unvisited_values_and_rescales() -> None:
+    from agents.mcts.gumbel import completed_sigma, completed_sigma_rows
+
+    # Visited: 0.8 (2 visits). Unvisited ones get (0.2 + 2 * 0.8) / 3 = 0.6; rescaled over
+    # [0.6, 0.8] and multiplied by (50 + 2) * 0.1.
+    p, q, visits, out = (
+        np.array([0.5, 0.3, 0.2]),
+        np.array([0.8, 0, 0]),
+        np.array([2.0, 0, 0]),
+        np.empty(3),
+    )
+    completed_sigma(p, q, visits, 0.2, 3, out)
+    np.testing.assert_allclose(out, [5.2, 0.0, 0.0])
+    # Nothing visited: every value is the node's, so all equal.
+    completed_sigma(p, q, np.zeros(3), 0.3, 3, out)
+    np.testing.assert_allclose(out, 0.0)
+    # Rows: only the legal actions count, and the others get 0.
+    legal = np.array([[True, False, True, True]])
+    rows = np.empty((1, 4))
+    priors = np.array([[0.5, 0.9, 0.3, 0.2]])
+    completed_sigma_rows(
+        priors,
+        legal,
+        np.array([[0.8, 0.1, 0, 0]]),
+        np.array([[2.0, 5, 0, 0]]),
+        np.array([0.2]),
+        rows,
+    )
+    np.testing.assert_allclose(rows, [[5.2, 0.0, 0.0, 0.0]])

@@ -9,8 +9,10 @@ action's value is completed by a mix of the network's value and the visited ones
 ``sigma(q) = (c_visit + max_a N(a)) * c_scale * q`` on values rescaled to [0, 1]. Below the root
 the search is PUCT's.
 
-Everything here is numpy over the batch; the compiled search takes the root action each round
-(``forced``) and does the rest.
+The root's bookkeeping here is numpy over the batch; the compiled search takes the root action
+each round (``forced``) and does the rest. The completed-value transform is one compiled function,
+:func:`completed_sigma`, which the root (:func:`completed_sigma_rows`) and the interior nodes
+(``agents.mcts.puct_batch_core.select_gumbel``) share.
 """
 
 from __future__ import annotations
@@ -19,7 +21,53 @@ import math
 
 import numpy as np
 
+from mc_envs._numba import njit
+
 C_VISIT, C_SCALE = 50.0, 0.1
+
+
+@njit(cache=True, nogil=True)
+def completed_sigma(p, q, visits, value, n, out):  # pragma: no cover (compiled)
+    """``sigma(completed q)`` of ``n`` actions, written to ``out[:n]``: ``p`` their priors,
+    ``q`` the values of the visited ones (in [0, 1], for the player to move), ``visits`` their
+    counts, ``value`` the node's own value. An unvisited action's value is completed by
+    ``(value + N * mean) / (1 + N)`` (``N`` the visits, ``mean`` the prior-weighted mean of the
+    visited values); the completed values are rescaled to [0, 1] over the ``n`` actions and
+    multiplied by ``(C_VISIT + max visits) * C_SCALE``."""
+    total, most, wq, w = 0.0, 0.0, 0.0, 0.0
+    for k in range(n):
+        if visits[k] > 0.0:
+            wq += p[k] * q[k]
+            w += p[k]
+            total += visits[k]
+            most = max(most, visits[k])
+    mix = (value + total * wq / w) / (1.0 + total) if w > 0.0 else value
+    lo, hi = np.inf, -np.inf
+    for k in range(n):
+        out[k] = q[k] if visits[k] > 0.0 else mix
+        lo, hi = min(lo, out[k]), max(hi, out[k])
+    scale = (C_VISIT + most) * C_SCALE / max(hi - lo, 1e-8)
+    for k in range(n):
+        out[k] = (out[k] - lo) * scale
+
+
+@njit(cache=True, nogil=True)
+def completed_sigma_rows(priors, legal, q, visits, values, out):  # pragma: no cover (compiled)
+    """:func:`completed_sigma` of each row's legal actions (``[M, A]`` arrays, ``values[M]``);
+    ``out`` is zero off the legal actions."""
+    m, a = priors.shape
+    p, qs, vs, o = np.empty(a), np.empty(a), np.empty(a), np.empty(a)
+    where = np.empty(a, np.int64)
+    for b in range(m):
+        n = 0
+        for j in range(a):
+            if legal[b, j]:
+                where[n], p[n], qs[n], vs[n] = j, priors[b, j], q[b, j], visits[b, j]
+                n += 1
+        completed_sigma(p, qs, vs, values[b], n, o)
+        out[b, :] = 0.0
+        for k in range(n):
+            out[b, where[k]] = o[k]
 
 
 def visit_schedule(k: int, simulations: int) -> np.ndarray:
@@ -55,7 +103,7 @@ class GumbelRoot:
 
     def __init__(self, priors, legal, values, k, simulations, rng) -> None:
         m, a = priors.shape
-        self.legal = legal
+        self.legal, self.priors = legal, np.where(legal, priors, 0.0)
         with np.errstate(divide="ignore"):
             self.logits = np.where(legal, np.log(np.maximum(priors, 1e-30)), -np.inf)
         self.values = values
@@ -69,20 +117,14 @@ class GumbelRoot:
         self.schedule = {int(kb): visit_schedule(int(kb), simulations) for kb in set(self.k)}
 
     def _q(self, visits: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """Completed values rescaled to [0, 1] per root, times sigma's factor."""
-        seen = visits > 0
-        pi = np.exp(self.logits - self.logits.max(axis=1, keepdims=True, initial=-1e300))
-        pi = np.where(self.legal, pi, 0.0)
-        w = np.where(seen, pi, 0.0)
-        qs = np.where(seen, q, 0.0)
-        total = visits.sum(axis=1)
-        mean = (w * qs).sum(axis=1) / np.maximum(w.sum(axis=1), 1e-30)
-        mix = (self.values + total * mean) / (1.0 + total)
-        done = np.where(seen, q, mix[:, None])
-        lo = np.where(self.legal, done, np.inf).min(axis=1, keepdims=True)
-        hi = np.where(self.legal, done, -np.inf).max(axis=1, keepdims=True)
-        scaled = (done - lo) / np.maximum(hi - lo, 1e-8)
-        return (C_VISIT + visits.max(axis=1, keepdims=True)) * C_SCALE * scaled
+        """:func:`completed_sigma` of every root's legal actions."""
+        out = np.zeros(self.priors.shape)
+        v = np.asarray(visits, np.float64)
+        qs = np.where(v > 0, np.asarray(q, np.float64), 0.0)
+        completed_sigma_rows(
+            self.priors, self.legal, qs, v, np.asarray(self.values, np.float64), out
+        )
+        return out
 
     def forced(self, r: int, visits: np.ndarray, q: np.ndarray) -> np.ndarray:
         """``[M]``: the root action of simulation ``r`` (0-based, after the root's evaluation)

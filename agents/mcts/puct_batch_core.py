@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import NEG_INF
-from agents.mcts.gumbel import C_SCALE, C_VISIT
+from agents.mcts.gumbel import completed_sigma
 from agents.mcts.tree import (
     ACTION,
     BEST,
@@ -159,56 +159,38 @@ def _edge_q(tb, ch, two_player, use_max):
 @njit(cache=True, nogil=True, inline="always")
 def select_gumbel(tb, node, two_player, use_max):
     """Gumbel MuZero's interior selection (Danihelka et al. 2022): the edge maximising the
-    improved policy ``softmax(log prior + sigma(completed q))`` minus its share of the visits.
-    Unvisited edges' values are completed by the node's value mixed with the visited edges'
-    prior-weighted mean; values are rescaled to [0, 1] over the node's edges."""
+    improved policy ``softmax(log prior + sigma(completed q))`` (:func:`completed_sigma`, the
+    node's value its running mean) minus its share of the visits."""
     n = tb.ni[node, NEDGES]
     e0 = tb.ni[node, EDGE0]
-    total, most, wq, w = 0.0, 0.0, 0.0, 0.0
+    p, q, nv, sig = np.empty(n), np.zeros(n), np.zeros(n), np.empty(n)
+    total = 0.0
     for k in range(n):
         ch = tb.ea[e0 + k, CHILD]
+        p[k] = tb.ep[e0 + k, PRIOR_CLEAN]
         if ch >= 0 and tb.nf[ch, VISITS] > 0.0:
-            nv = tb.nf[ch, VISITS]
-            p = tb.ep[e0 + k, PRIOR_CLEAN]
-            wq += p * _edge_q(tb, ch, two_player, use_max)
-            w += p
-            total += nv
-            most = max(most, nv)
+            nv[k] = tb.nf[ch, VISITS]
+            q[k] = _edge_q(tb, ch, two_player, use_max)
+            total += nv[k]
     own = tb.nf[node, VISITS] - 1.0  # this descent's visit has no value yet
     v = 0.5
     if own > 0.0 and two_player:
         v = 1.0 - tb.nf[node, TOTAL] / own  # for the player to move here
     elif own > 0.0:
         v = _edge_q(tb, node, False, use_max)
-    mix = (v + total * wq / w) / (1.0 + total) if w > 0.0 else v
-    lo, hi = np.inf, -np.inf
-    for k in range(n):
-        ch = tb.ea[e0 + k, CHILD]
-        q = _edge_q(tb, ch, two_player, use_max) if ch >= 0 and tb.nf[ch, VISITS] > 0.0 else mix
-        lo, hi = min(lo, q), max(hi, q)
-    scale = (C_VISIT + most) * C_SCALE / max(hi - lo, 1e-8)
+    completed_sigma(p, q, nv, v, n, sig)
     top = -np.inf
     for k in range(n):
-        ch = tb.ea[e0 + k, CHILD]
-        q = _edge_q(tb, ch, two_player, use_max) if ch >= 0 and tb.nf[ch, VISITS] > 0.0 else mix
-        p = tb.ep[e0 + k, PRIOR_CLEAN]
-        if p > 0.0:
-            top = max(top, math.log(p) + (q - lo) * scale)
+        if p[k] > 0.0:
+            top = max(top, math.log(p[k]) + sig[k])
     z = 0.0
     for k in range(n):
-        ch = tb.ea[e0 + k, CHILD]
-        q = _edge_q(tb, ch, two_player, use_max) if ch >= 0 and tb.nf[ch, VISITS] > 0.0 else mix
-        p = tb.ep[e0 + k, PRIOR_CLEAN]
-        if p > 0.0:
-            z += math.exp(math.log(p) + (q - lo) * scale - top)
+        if p[k] > 0.0:
+            z += math.exp(math.log(p[k]) + sig[k] - top)
     best, e = -np.inf, e0
     for k in range(n):
-        ch = tb.ea[e0 + k, CHILD]
-        nv = tb.nf[ch, VISITS] if ch >= 0 else 0.0
-        q = _edge_q(tb, ch, two_player, use_max) if nv > 0.0 else mix
-        p = tb.ep[e0 + k, PRIOR_CLEAN]
-        pi = math.exp(math.log(p) + (q - lo) * scale - top) / z if p > 0.0 else 0.0
-        u = pi - nv / (1.0 + total)
+        pi = math.exp(math.log(p[k]) + sig[k] - top) / z if p[k] > 0.0 else 0.0
+        u = pi - nv[k] / (1.0 + total)
         if u > best:
             best, e = u, e0 + k
     return e
