@@ -143,6 +143,19 @@ def test_openings_are_prior_moves_that_stop_short_of_the_end() -> None:
     envs.close()
 
 
+def test_playout_cap_randomization_records_only_full_searches() -> None:
+    model = init_model("mc_envs/TicTacToe-v0", 18, 9, hidden=16)
+    # 20 games of at least 5 moves each: 100 moves or more, all recorded at share 1.
+    obs, masks, pis, z = self_play_batch(model, games=20, sims=8, seed=5, parallel=8, cap=(2, 1.0))
+    assert len(obs) >= 100
+    obs, masks, pis, z = self_play_batch(model, games=20, sims=8, seed=5, parallel=8, cap=(2, 0.1))
+    assert 0 < len(obs) < 40  # about a tenth of the moves
+    np.testing.assert_allclose(pis.sum(axis=1), 1.0, rtol=1e-6)
+    assert not (pis[~masks] > 0).any() and set(np.unique(z)) <= {-1.0, 0.0, 1.0}
+    with pytest.raises(ValueError, match="cap must be"):
+        self_play_batch(model, games=2, sims=8, seed=5, cap=(0, 0.5))
+
+
 def test_the_trainer_fits_a_fixed_buffer() -> None:
     model = init_model("mc_envs/TicTacToe-v0", 18, 9, hidden=32)
     trainer = Trainer(model)

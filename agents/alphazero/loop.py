@@ -37,6 +37,8 @@ def train(
     lr: float = 1e-3,
     gumbel: int | None = None,
     opening: int = 0,
+    cap_sims: int | None = None,
+    cap_share: float = 0.25,
     seed: int = 0,
     out: str | None = None,
     resume: bool = False,
@@ -58,7 +60,9 @@ def train(
     stores every position's images under the board's symmetries (``env.symmetries()``).
     ``gumbel=k`` plays Gumbel AlphaZero's self-play (``k`` root actions considered).
     ``opening=K`` starts every self-play game after 0 to ``K`` unrecorded moves of the game's
-    heuristic prior (:func:`agents.alphazero.selfplay.play_openings`).
+    heuristic prior (:func:`agents.alphazero.selfplay.play_openings`). ``cap_sims=n`` turns on
+    playout cap randomization: a share ``cap_share`` of the moves are full searches of ``sims``
+    simulations, recorded; the others fast searches of ``n``, played only.
 
     ``evaluate(model, iteration) -> dict``, if given, runs after every ``evaluate_every``-th
     iteration; its dict joins that iteration's (a training curve: see
@@ -110,6 +114,7 @@ def train(
                 parallel=parallel,
                 gumbel=gumbel,
                 opening=opening,
+                cap=None if cap_sims is None else (cap_sims, cap_share),
             )
         )
         before = trainer.loss()
@@ -138,7 +143,7 @@ def train(
 
 TRAINING = ("env", "minutes", "iterations", "games", "sims", "steps", "batch", "hidden", "net")
 TRAINING += ("channels", "blocks", "parallel", "capacity", "window", "mirror", "lr", "gumbel")
-TRAINING += ("opening", "seed")
+TRAINING += ("opening", "cap_sims", "cap_share", "seed")
 TRAINING += ("resume",)
 
 
@@ -164,6 +169,10 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--opening", type=int, default=0, help="up to this many prior moves open each game"
     )
+    parser.add_argument(
+        "--cap-sims", type=int, help="playout cap randomization: a fast search's simulations"
+    )
+    parser.add_argument("--cap-share", type=float, default=0.25, help="the share of full searches")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--resume", action="store_true", help="continue the saved run exactly")
 

@@ -49,6 +49,7 @@ def self_play_batch(
     alpha: float = 1.0,
     gumbel: int | None = None,
     opening: int = 0,
+    cap: tuple[int, float] | None = None,
 ):
     """``games`` games of self-play, ``parallel`` at a time in a compiled vector env, every move of
     every game chosen by one batched PUCT search (:meth:`agents.mcts.puct.PUCT.search_batch`: one
@@ -63,6 +64,10 @@ def self_play_batch(
     With ``opening=K``, every game starts from a random opening (:func:`play_openings`): between 0
     and ``K`` moves drawn from the game's heuristic prior, played without search and not recorded,
     so that self-play also learns positions its own play rarely reaches.
+
+    With ``cap=(n, share)``, playout cap randomization (KataGo, Wu 2019): each move of the batch
+    is, with probability ``share``, a full search of ``sims`` simulations (with root noise),
+    recorded; otherwise a fast search of ``n`` simulations without noise, played but not recorded.
 
     Returns:
         The positions of the finished games: (observations, masks, visit distributions, outcomes
@@ -80,6 +85,9 @@ def self_play_batch(
     _, info = envs.reset(seed=seed)
     noise = None if gumbel else alpha
     agent = alphazero_agent(model, sims=sims, seed=seed, dirichlet_alpha=noise, c=1.5)
+    fast = alphazero_agent(model, sims=sims, seed=seed + 1, dirichlet_alpha=None, c=1.5)
+    if cap is not None and not (cap[0] >= 1 and 0.0 < cap[1] <= 1.0):
+        raise ValueError(f"cap must be (simulations >= 1, share in (0, 1]), got {cap!r}")
     rng = np.random.default_rng(seed)
     rows: list[list[tuple] | None] = [[] for _ in range(m)]  # each slot's game so far
     out: list[tuple] = []
@@ -93,7 +101,9 @@ def self_play_batch(
             pending[fresh] = False
             masks = base.action_masks()
             info = {**info, "action_mask": masks, "current_player": base.players()}
-        result = agent.search_batch(envs, simulations=sims, gumbel=gumbel)
+        full = cap is None or rng.random() < cap[1]
+        searcher, n_sims = (agent, sims) if full else (fast, cap[0])
+        result = searcher.search_batch(envs, simulations=n_sims, gumbel=gumbel)
         policy = result.policy.astype(np.float32)
         obs = np.asarray(base.observation(), np.float32).reshape(m, -1)
         masks, movers = info["action_mask"], info["current_player"]
@@ -101,18 +111,29 @@ def self_play_batch(
         resetting = base.autoreset
         playing = np.array([r is not None for r in rows]) & ~resetting & (actions >= 0)
         for i in np.flatnonzero(playing):
-            rows[i].append((obs[i], masks[i], policy[i], int(movers[i])))
+            rows[i].append((obs[i], masks[i], policy[i], int(movers[i]), full))
             if len(rows[i]) <= explore_moves:
                 actions[i] = rng.choice(policy.shape[1], p=policy[i] / policy[i].sum())
         _, rewards, terminated, _, info = envs.step(np.maximum(actions, 0))
         for i in np.flatnonzero(terminated & playing):
             first = rewards[i] if rows[i][-1][3] == 0 else -rewards[i]  # player 0's return
-            out += [(o, k, p, first if who == 0 else -first) for o, k, p, who in rows[i]]
+            out += [
+                (o, k, p, first if who == 0 else -first) for o, k, p, who, kept in rows[i] if kept
+            ]
             finished += 1
             rows[i] = [] if started < games else None  # the slot starts a game or idles
             pending[i] = opening > 0 and rows[i] is not None
             started += 1
     envs.close()
+    if not out:  # no full search in these games (playout cap randomization)
+        a = base.single_action_space.n
+        size = int(np.prod(base.single_observation_space.shape))
+        return (
+            np.zeros((0, size), np.float32),
+            np.zeros((0, a), bool),
+            np.zeros((0, a)),
+            np.zeros(0),
+        )
     obs_, masks_, pis_, z_ = zip(*out, strict=True)
     return np.array(obs_), np.array(masks_), np.array(pis_), np.array(z_, np.float32)
 
