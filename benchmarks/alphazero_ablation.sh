@@ -8,11 +8,14 @@
 # from the repository root; FLAGS are alphazero_curve.py's options beyond the common ones below.
 # The ablations whose reports are committed:
 #
-#     bash benchmarks/alphazero_ablation.sh runs/abl puct16 "--sims 16" gumbel16 "--sims 16 --gumbel 16"
-#     bash benchmarks/alphazero_ablation.sh runs/pcr full80 "--sims 80" cap80_20 \
-#         "--sims 80 --cap-sims 20 --cap-share 0.25"
+#     W="--window 50000 --mirror"
+#     bash benchmarks/alphazero_ablation.sh runs/abl puct16 "--sims 16 $W" gumbel16 "--sims 16 --gumbel 16 $W"
+#     bash benchmarks/alphazero_ablation.sh runs/pcr full80 "--sims 80 --opening 24 $W" cap80_20 \
+#         "--sims 80 --opening 24 --cap-sims 20 --cap-share 0.25 $W"
+#     bash benchmarks/alphazero_ablation.sh runs/mirror mirror "--sims 80 --opening 24 $W" \
+#         plain "--sims 80 --opening 24 --window 50000"
 #
-# (benchmarks/results/alphazero_gumbel_ablation/ and alphazero_pcr_ablation/). Needs 2 cores.
+# (benchmarks/results/alphazero_{gumbel,pcr,mirror}_ablation/). Needs 2 cores.
 set -e
 OUT=$1; A=$2; FLAGS_A=$3; B=$4; FLAGS_B=$5
 if [ -z "$B" ]; then echo "usage: $0 OUT_DIR NAME_A FLAGS_A NAME_B FLAGS_B" >&2; exit 2; fi
@@ -21,7 +24,7 @@ mkdir -p "$OUT"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
 export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 COMMON="--minutes 10 --net mlp --hidden 512 --games 256 --parallel 128 --steps 100
-  --batch 512 --capacity 400000 --window 50000 --mirror --eval-every 100000"
+  --batch 512 --capacity 400000 --eval-every 100000"
 # shellcheck disable=SC2086
 taskset -c 0 $PY benchmarks/alphazero_curve.py $COMMON $FLAGS_A --model "$OUT/$A.npz" \
   --out "$OUT/${A}_curve.json" > "$OUT/$A.log" 2>&1 &
