@@ -41,6 +41,7 @@ def scorer(env_id: str, games: int, uct: int, sims: int, positions: bool = False
     from mc_envs.two_player_cli import play_game, wilson_interval
 
     env = gym.make(env_id).unwrapped
+    solved = solved_positions() if positions else []
 
     def evaluate(model, iteration: int) -> dict:
         points = 0.0
@@ -53,21 +54,27 @@ def scorer(env_id: str, games: int, uct: int, sims: int, positions: bool = False
         lo, hi = wilson_interval(points, games)
         row = {"score_vs_uct": points / games, "interval95": [lo, hi], "eval_games": games}
         if positions:
-            row["value_keeping"] = value_keeping(model, sims)
+            row["value_keeping"] = value_keeping(model, sims, solved)
         return row
 
     return evaluate
 
 
-def value_keeping(model, sims: int) -> float:
-    """The share of value-keeping moves of PUCT + ``model`` on the informative solved positions."""
+def solved_positions() -> list[dict]:
+    """The informative solved positions of ``benchmarks/data/connect4_positions.json``."""
+    from benchmarks.connect4_value_moves import POSITIONS
+
+    return [p for p in json.loads(POSITIONS.read_text())["positions"] if p["informative"]]
+
+
+def value_keeping(model, sims: int, chosen: list[dict]) -> float:
+    """The share of value-keeping moves of PUCT + ``model`` on the solved positions ``chosen``."""
     import gymnasium as gym
 
     from agents.alphazero import alphazero_agent
-    from benchmarks.connect4_value_moves import ENV_ID, POSITIONS, play_position
+    from benchmarks.connect4_value_moves import ENV_ID, play_position
 
     env = gym.make(ENV_ID, illegal_action="raise").unwrapped
-    chosen = [p for p in json.loads(POSITIONS.read_text())["positions"] if p["informative"]]
     kept = [
         p["values"][str(play_position(env, p, alphazero_agent(model, sims=sims, seed=i)))]
         == p["value"]

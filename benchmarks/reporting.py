@@ -62,9 +62,8 @@ def timed_search(
         "seconds": spent + result.seconds,
         "trace": trace,
         "stopped": result.stopped,
-        **(
-            {"race": result.extra["race"]} if "race" in result.extra else {}
-        ),  # agents.parallel.race
+        # agents.parallel.race's own report
+        **({"race": result.extra["race"]} if "race" in result.extra else {}),
     }
 
 

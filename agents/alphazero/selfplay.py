@@ -77,6 +77,8 @@ def self_play_batch(
 
     import mc_envs  # noqa: F401  (registers the ids)
 
+    if cap is not None and not (cap[0] >= 1 and 0.0 < cap[1] <= 1.0):
+        raise ValueError(f"cap must be (simulations >= 1, share in (0, 1]), got {cap!r}")
     m = min(parallel, games)
     envs = gym.make_vec(model.env_id, num_envs=m, vectorization_mode="vector_entry_point")
     base = envs.unwrapped
@@ -85,9 +87,9 @@ def self_play_batch(
     _, info = envs.reset(seed=seed)
     noise = None if gumbel else alpha
     agent = alphazero_agent(model, sims=sims, seed=seed, dirichlet_alpha=noise, c=1.5)
-    fast = alphazero_agent(model, sims=sims, seed=seed + 1, dirichlet_alpha=None, c=1.5)
-    if cap is not None and not (cap[0] >= 1 and 0.0 < cap[1] <= 1.0):
-        raise ValueError(f"cap must be (simulations >= 1, share in (0, 1]), got {cap!r}")
+    fast = (
+        None if cap is None else alphazero_agent(model, seed=seed + 1, dirichlet_alpha=None, c=1.5)
+    )
     rng = np.random.default_rng(seed)
     rows: list[list[tuple] | None] = [[] for _ in range(m)]  # each slot's game so far
     out: list[tuple] = []
@@ -99,8 +101,7 @@ def self_play_batch(
         if len(fresh):
             play_openings(base, fresh, opening, rng)
             pending[fresh] = False
-            masks = base.action_masks()
-            info = {**info, "action_mask": masks, "current_player": base.players()}
+            info = {**info, "action_mask": base.action_masks(), "current_player": base.players()}
         full = cap is None or rng.random() < cap[1]
         searcher, n_sims = (agent, sims) if full else (fast, cap[0])
         result = searcher.search_batch(envs, simulations=n_sims, gumbel=gumbel)
@@ -152,8 +153,8 @@ def play_openings(base, slots: np.ndarray, most: int, rng: np.random.Generator) 
     for i in slots:
         state = data[i].copy()
         ws = kernel.workspace(state)
+        n = kernel.legal(state, ws, actions)
         for _ in range(int(rng.integers(0, most + 1))):
-            n = kernel.legal(state, ws, actions)
             if n == 0:
                 break
             if prior is None:
@@ -162,8 +163,9 @@ def play_openings(base, slots: np.ndarray, most: int, rng: np.random.Generator) 
                 prior(state, actions, n, p)
             after = state.copy()
             kernel.play(after, actions[rng.choice(n, p=p[:n] / p[:n].sum())], ws)
-            if kernel.legal(after, ws, actions) == 0:
-                break
+            n = kernel.legal(after, ws, actions)  # the next move's choices
+            if n == 0:
+                break  # that move ended the game: the opening stops before it
             state = after
         data[i] = state
     base.restore_state(VectorState(snap.game, snap.config, data, snap.autoreset, snap.opponent_rng))

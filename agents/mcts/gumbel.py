@@ -119,8 +119,7 @@ class GumbelRoot:
     def _q(self, visits: np.ndarray, q: np.ndarray) -> np.ndarray:
         """:func:`completed_sigma` of every root's legal actions."""
         out = np.zeros(self.priors.shape)
-        v = np.asarray(visits, np.float64)
-        qs = np.where(v > 0, np.asarray(q, np.float64), 0.0)
+        v, qs = np.asarray(visits, np.float64), np.asarray(q, np.float64)
         completed_sigma_rows(
             self.priors, self.legal, qs, v, np.asarray(self.values, np.float64), out
         )
