@@ -49,11 +49,13 @@ def test_a_short_training_lowers_the_loss(tmp_path) -> None:
         sims=10,
         steps=5,
         batch=32,
+        lr=5e-4,  # a schedule's drop: each iteration records its rate
         out=str(out),
         resume=True,
         log=lambda line: None,
     )
     assert resumed.obs_size == model.obs_size and more[:2] == history and len(more) == 3
+    assert [h["lr"] for h in more] == [1e-3, 1e-3, 5e-4]
 
 
 def test_a_resumed_run_continues_exactly_and_a_bad_run_file_is_refused(tmp_path) -> None:

@@ -69,8 +69,8 @@ def train(
     ``benchmarks/alphazero_curve.py``).
 
     Returns:
-        The model and one dict a iteration (games, positions, loss before and after, seconds),
-        the resumed run's earlier iterations included.
+        The model and one dict a iteration (positions, learning rate, loss before and after,
+        seconds), the resumed run's earlier iterations included.
 
     Raises:
         ValueError: a model or run file of another env or shape, or malformed (naming it).
@@ -123,7 +123,9 @@ def train(
         seconds = time.perf_counter() - t0
         row = {"iteration": it, "positions": trainer.size, "seen": trainer.seen}
         row.update(
-            window=window_size(trainer.seen, trainer.size, trainer.window), loss_before=before
+            window=window_size(trainer.seen, trainer.size, trainer.window),
+            lr=lr,
+            loss_before=before,
         )
         history.append({**row, "loss_after": after, "seconds": seconds})
         if evaluate is not None and (it + 1) % evaluate_every == 0:
