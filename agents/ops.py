@@ -23,7 +23,9 @@ from collections import namedtuple
 from typing import Any
 
 import numpy as np
+from numba.core.dispatcher import Dispatcher
 
+from agents.common import count_playout, record
 from mc_envs._numba import instantiate, njit
 from mc_envs.core import Kernel, random_policy
 from mc_envs.rng import Rng
@@ -438,17 +440,34 @@ GENERIC_OPS = {
     "select": _py_select,
     "bias": _py_bias,
     "compute_prior": _py_uniform_prior,
+    # The shared helpers as plain Python: a search that stands in on a cold cache
+    # (agents.compile_ahead) must not wait for them to compile.
+    "record": record.py_func,
+    "count_playout": count_playout.py_func,
 }
 
 
-def bind_generic(template: Any, **bindings: Any) -> Any:
-    """The template as a plain Python function over :data:`GENERIC_OPS` (and ``bindings``)."""
+def bind_generic(template: Any, *, plain: bool = False, **bindings: Any) -> Any:
+    """The template as a plain Python function over :data:`GENERIC_OPS` (and ``bindings``).
+
+    ``plain``: the compiled helpers it calls (``record``, a policy table's updates ...) run as
+    plain Python too (their ``py_func``: slower, the same results), so that it starts at once on
+    a cold numba cache (:mod:`agents.compile_ahead`).
+    """
     namespace = dict(template.__globals__)
     namespace.update(GENERIC_OPS)
+    if plain:
+        namespace.update(
+            (name, value.py_func) for name, value in namespace.items() if _is_dispatcher(value)
+        )
     namespace.update(bindings)
     fn = types.FunctionType(template.__code__, namespace, template.__name__, template.__defaults__)
     namespace[template.__name__] = fn
     return fn
+
+
+def _is_dispatcher(value: Any) -> bool:
+    return isinstance(value, Dispatcher)
 
 
 def move_bound(base: Any) -> int:

@@ -11,6 +11,8 @@ same way for every search:
 - checkpoints: a ticker asks the search to pause every ``checkpoint_every`` seconds; the runner
   saves (:mod:`agents.checkpoint`) and continues; a resumed search is checked before any compiled
   code sees it;
+- a cold numba cache under a time limit: the generic path until a child process has compiled
+  (:mod:`agents.compile_ahead`);
 - the env restored as it was, and the :class:`~agents.base.SearchResult`.
 """
 
@@ -37,6 +39,7 @@ from agents.base import (
     run_search,
 )
 from agents.common import stop_reason
+from agents.compile_ahead import StandIn, stand_in
 from agents.ops import Shared, move_bound
 
 PAUSE = CONTROL_SIZE  # an extra control slot: pause at the next safe point (checkpoints)
@@ -48,16 +51,21 @@ class Program(Protocol):
     Attributes:
         algo: the algorithm's name in checkpoints (``"nmcs"``, ``"nrpa"``).
         params: the parameters a checkpoint must match to be resumed.
+        fast: whether it runs on the compiled path.
     """
 
     algo: str
     params: dict[str, Any]
-
-    def warm_up(self) -> None:
-        """Compiles (or loads from the cache) before the clock starts."""
+    fast: bool
 
     def call(self, control: np.ndarray, restarts: bool) -> None:
-        """Searches until the run ends (``restarts`` false), or until stopped or paused."""
+        """Searches until the run ends (``restarts`` false), or until stopped or paused.
+
+        On the compiled path (``fast``) a first call with the stop flag up compiles it (or loads
+        it from the cache) before the clock starts. A program may also offer ``entries()`` (its
+        numba dispatchers) and ``bind(fast, plain)`` (switch between the compiled and the generic
+        path, keeping its arrays): then a time-limited search on a cold cache starts on the
+        generic path while a child process compiles (:mod:`agents.compile_ahead`)."""
 
     def dump(self) -> dict[str, Any]:
         """The checkpoint's ``search`` part: JSON-ready data of everything that decides the future."""
@@ -123,6 +131,7 @@ class Runner:
         self.snapshot: Any = None  # restored at the end (generic searches move the env)
         self.spent = 0.0  # seconds the search ran before this call (read from its checkpoint)
         self.started: float | None = None  # when this call's search began
+        self.standin: StandIn | None = None  # a cold search's generic stand-in
 
     # -- checkpoints ------------------------------------------------------------------------------
 
@@ -207,8 +216,17 @@ class Runner:
             self.best.score[0] = float(getattr(self.base, "score", 0.0))
             self.best.length[0] = 0
             return "complete", 0.0
-        program.warm_up()
         control, limit = self.control, self.run_limit
+        standin = self.standin = None
+        if time_limit is not None and getattr(program, "fast", False) and hasattr(program, "bind"):
+            standin = self.standin = stand_in(program.agent, self.base, program.entries())
+        if standin is not None:
+            program.bind(False, plain=True)  # until the child has compiled the fast path
+        elif program.fast:  # compiles (or loads) before the clock: a call told to stop at once
+            idle = np.zeros_like(control)
+            idle[STOP] = 1
+            program.call(idle, False)
+        first_playouts = int(control[PLAYOUTS])
         done = threading.Event()
 
         def ticker() -> None:
@@ -224,11 +242,17 @@ class Runner:
                     if control[STOP] == 0 and checkpoint is not None:
                         write_checkpoint(checkpoint, self.dump(program))
                     control[PAUSE] = 0
+                    if standin is not None and standin.switched is None and standin.ready():
+                        standin.playouts = int(control[PLAYOUTS]) - first_playouts
+                        standin.switched = time.perf_counter() - self.started
+                        program.bind(True)
                 elif limit is None:
                     return  # a search that ended without being stopped: nothing left to do
 
         if checkpoint is not None:
             threading.Thread(target=ticker, name="mc-envs-checkpoint", daemon=True).start()
+        if standin is not None:
+            standin.watch(control, PAUSE, done)
         self.started = time.perf_counter()
         try:
             why, seconds = run_search(
@@ -239,6 +263,8 @@ class Runner:
             if self.snapshot is not None:
                 self.base.restore_state(self.snapshot)
         self.spent, self.started = self.spent + seconds, None
+        if standin is not None and standin.switched is None:
+            standin.playouts = int(control[PLAYOUTS]) - first_playouts
         if checkpoint is not None:
             write_checkpoint(checkpoint, self.dump(program))
         if not why:
@@ -256,6 +282,8 @@ class Runner:
         if score == NEG_INF:  # stopped before a first result
             score = float("-inf")
         fields.setdefault("iterations", int(self.control[RUNS]))
+        if self.standin is not None:
+            fields["extra"] = {**fields.get("extra", {}), "compile": self.standin.note()}
         return SearchResult(
             score=score,
             actions=actions,

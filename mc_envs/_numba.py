@@ -110,3 +110,15 @@ def instantiate(
     if namespace.get(template.__name__) is template:  # a self-call stays a self-call
         namespace[template.__name__] = dispatcher
     return dispatcher
+
+
+def is_cached(dispatcher: Any) -> bool:
+    """Whether calling ``dispatcher`` finds compiled code: compiled in this process, or in the
+    on-disk cache for its current source. Unknown (numba's cache layout changed): True, so that
+    callers compile as they always did."""
+    if dispatcher.signatures:
+        return True
+    try:
+        return bool(dispatcher._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - a private layout: any failure means "cannot tell"
+        return True

@@ -411,13 +411,6 @@ class _Program:
         t = self.tree
         return Arrays(t.ni, t.nf, t.ea, t.ep, t.used, t.norm)
 
-    def warm_up(self) -> None:
-        if self.fast:
-            idle = np.zeros_like(self.runner.control)
-            idle[STOP] = 1
-            sh = self.runner.shared._replace(control=idle)
-            self.fn(self.g, self._arrays(), self.w, self.policy, self.rng, sh)
-
     def call(self, control: np.ndarray, restarts: bool) -> None:
         sh = self.runner.shared._replace(control=control)
         while True:

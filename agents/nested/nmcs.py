@@ -219,6 +219,7 @@ def _no_deeper(level, d0, g, a, k, rng, sh):
 
 
 _generic = bind_generic(_iterate, _nmcs=bind_generic(_nmcs))
+_plain = bind_generic(_iterate, plain=True, _nmcs=bind_generic(_nmcs, plain=True))
 _entry_points: dict[tuple[str, int], Callable] = {}
 
 
@@ -351,22 +352,10 @@ class _Program:
         self.fast = agent.compiled and kernel is not None and not callable(agent.policy)
         max_moves, max_actions = runner.max_moves, int(base.action_space.n)
         slots = agent.level + 2
-        if self.fast:
-            policy = kernel.policies.get(agent.policy or base.default_policy)
-            if policy is None:
-                raise ValueError(
-                    f"{base.game} has no playout policy {agent.policy!r}; "
-                    f"it has {sorted(kernel.policies)}"
-                )
-            states = compiled_states(base, slots)
-            self.g = Game(states, kernel.workspace(states[0]))
-            self.fn = compiled_entry(kernel, agent.level)
-        else:
-            policy = generic_policy(base, agent.policy)
-            runner.snapshot = base.clone_state()
-            self.g = Game(EnvStates(base, slots), None)
-            self.fn = _generic
-        self.k = Knobs(policy, agent.memorize)
+        if self.fast and kernel.policies.get(agent.policy or base.default_policy) is None:
+            names = sorted(kernel.policies)
+            raise ValueError(f"{base.game} has no playout policy {agent.policy!r}; it has {names}")
+        self.bind(self.fast)
         self.a = Nest(
             moves=np.zeros((slots, max_actions), dtype=np.int64),
             seqs=np.zeros((slots, max_moves + 1), dtype=np.int64),
@@ -378,15 +367,32 @@ class _Program:
         )
         self.rng = rng_state(agent.seed)
 
+    def entries(self) -> list[Any]:
+        """The compiled entry points (for :mod:`agents.compile_ahead`)."""
+        return [compiled_entry(self.base.kernel, self.agent.level)]
+
+    def bind(self, fast: bool, plain: bool = False) -> None:
+        """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
+        uncompiled too) from the next call on; the search's own arrays carry over, and a level
+        rebuilds its state from its moves."""
+        agent, base, runner, slots = self.agent, self.base, self.runner, self.agent.level + 2
+        if fast:
+            if runner.snapshot is not None:  # the generic path moved the env
+                base.restore_state(runner.snapshot)
+            policy = base.kernel.policies[agent.policy or base.default_policy]
+            states = compiled_states(base, slots)
+            self.g, self.fn = Game(states, base.kernel.workspace(states[0])), self.entries()[0]
+        else:
+            policy = generic_policy(base, agent.policy)
+            runner.snapshot = base.clone_state()
+            self.g = Game(EnvStates(base, slots), None)
+            self.fn = _plain if plain else _generic
+        self.k = Knobs(policy, agent.memorize)
+        self.fast = fast
+
     def call(self, control: np.ndarray, restarts: bool) -> None:
         sh = self.runner.shared._replace(control=control)
         self.fn(self.agent.level, restarts, self.g, self.a, self.k, self.rng, sh)
-
-    def warm_up(self) -> None:
-        if self.fast:
-            idle = np.zeros_like(self.runner.control)
-            idle[STOP] = 1
-            self.call(idle, False)
 
     def answer(self) -> tuple[float, list[int]] | None:
         """Without memorisation, the best completed run (the game the search played)."""

@@ -22,12 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import STOP, Callback, SearchResult
+from agents.base import Callback, SearchResult
 from agents.common import record
 from agents.nested.nrpa_core import (
     DELTA_CAPACITY,
     GENERIC,
     LOG_CAPACITY,
+    PLAIN,
     PRIME,
     Knobs,
     compiled_entry,
@@ -220,14 +221,7 @@ class Program:
         key = agent.selection_key(base)
         self.params = {**agent.params, "tabu": key}
         max_moves, max_actions = runner.max_moves, int(base.action_space.n)
-        if self.fast:
-            states = compiled_states(base, 2)
-            self.g = Game(states, kernel.workspace(states[0]))
-            self.fn, self.adapt_fn = compiled_entry(kernel, agent.level)
-        else:
-            runner.snapshot = base.clone_state()
-            self.g = Game(EnvStates(base, 2), None)
-            self.fn, self.adapt_fn = GENERIC
+        self.bind(self.fast)
         delta = max(min(max_moves * max_actions, DELTA_CAPACITY), 1)
         log = min(max_moves * max_actions, LOG_CAPACITY)
         v = agent.variants
@@ -246,6 +240,27 @@ class Program:
         )
         if v.warm_start is not None:
             self._warm(base, v.warm_start)
+
+    def entries(self) -> list[Any]:
+        """The compiled entry points (for :mod:`agents.compile_ahead`)."""
+        return list(compiled_entry(self.base.kernel, self.agent.level))
+
+    def bind(self, fast: bool, plain: bool = False) -> None:
+        """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
+        uncompiled too) from the next call on; the search state carries over, and a level
+        rebuilds its state from its moves."""
+        base, runner = self.base, self.runner
+        if fast:
+            if runner.snapshot is not None:  # the generic path moved the env
+                base.restore_state(runner.snapshot)
+            states = compiled_states(base, 2)
+            self.g = Game(states, base.kernel.workspace(states[0]))
+            self.fn, self.adapt_fn = compiled_entry(base.kernel, self.agent.level)
+        else:
+            runner.snapshot = base.clone_state()
+            self.g = Game(EnvStates(base, 2), None)
+            self.fn, self.adapt_fn = PLAIN if plain else GENERIC
+        self.fast = fast
 
     def _warm(self, base: Any, seq: tuple[int, ...]) -> None:
         """Starts the first run from ``seq``: the top level's best, its policy adapted once."""
@@ -277,12 +292,6 @@ class Program:
         """Adapts policy row ``row`` towards the row's best sequence."""
         s = self.s
         self.adapt_fn(row, self.g, s.a, s.pol, s.log, self.k)
-
-    def warm_up(self) -> None:
-        if self.fast:
-            idle = np.zeros_like(self.runner.control)
-            idle[STOP] = 1
-            self.call(idle, False)
 
     def dump(self) -> dict[str, Any]:
         return self.s.dump()

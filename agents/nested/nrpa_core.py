@@ -384,16 +384,18 @@ def _no_deeper(level, g, a, pol, log, k, rng, sh):
     return NEG_INF
 
 
-def _generic_entry() -> tuple[Callable, Callable]:
-    terms = bind_generic(_terms)
-    rollout = bind_generic(_rollout, _terms=terms)
-    adapt = bind_generic(_adapt, _terms=terms)
-    nrpa = bind_generic(_nrpa, _rollout=rollout, _adapt=adapt)
-    return bind_generic(_iterate, _nrpa=nrpa), adapt
+def _generic_entry(plain: bool) -> tuple[Callable, Callable]:
+    terms = bind_generic(_terms, plain=plain)
+    rollout = bind_generic(_rollout, plain=plain, _terms=terms)
+    adapt = bind_generic(_adapt, plain=plain, _terms=terms)
+    nrpa = bind_generic(_nrpa, plain=plain, _rollout=rollout, _adapt=adapt)
+    return bind_generic(_iterate, plain=plain, _nrpa=nrpa), adapt
 
 
-GENERIC = _generic_entry()
+GENERIC = _generic_entry(False)
 """The generic search: (entry point, adaptation), plain Python over the contract."""
+PLAIN = _generic_entry(True)
+"""The generic search with its helpers uncompiled too (a cold cache's stand-in)."""
 _entry_points: dict[tuple[str, int], tuple[Callable, Callable]] = {}
 
 

@@ -35,6 +35,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 from agents.base import NEG_INF, Progress, SearchResult
+from agents.compile_ahead import enable as compile_ahead_enable
 
 BACKENDS = ("local", "ray")
 REPORT_EVERY = 0.5
@@ -149,6 +150,7 @@ _channel: Any = None  # the worker process's channel to the master
 def _worker_init(messages: Any, stop: Any, floor: Any) -> None:
     global _channel
     _channel = _Channel(messages, stop, floor)
+    compile_ahead_enable(False)  # a worker compiles; the caller stands in for it meanwhile
 
 
 def _task_main(task: Any, env: bytes, budgets: dict, index: int) -> dict:
@@ -293,6 +295,7 @@ def _ray_remotes(ray: Any) -> tuple[Any, Any]:
     @ray.remote(max_retries=0)  # a lost task is reported, and submitted again by the search
     def task(agent, env, budgets, index, board):
         env = copy.deepcopy(env)  # Ray hands tasks read-only arrays; the searches write states
+        compile_ahead_enable(False)  # a worker compiles; the caller stands in for it meanwhile
         return run_task(agent, env, budgets, index, Channel(board))
 
     return Board, task
