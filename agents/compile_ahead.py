@@ -12,31 +12,49 @@ The child (``python -m agents.compile_ahead``, the search and its env pickled on
 input by this process) runs one playout of the search, which compiles it; it outlives a caller
 that exits first, so that the next run finds the cache warm. One child at a time per search.
 
-Off where compiling is the job (the workers of a parallel search), and when the environment
-variable ``MC_ENVS_COMPILE_AHEAD`` is ``0`` (the test suite sets it; its own tests turn it on).
+Off in the workers of a parallel search, where compiling is the job while the caller stands in
+for them (but for a race's searches, which nobody stands in for), and everywhere when the
+environment variable ``MC_ENVS_COMPILE_AHEAD`` is ``0`` (the test suite sets it; its own tests
+turn it on).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from mc_envs._numba import is_cached
 
 POLL = 0.25  # seconds between two looks at the cache
+DISABLED = os.environ.get("MC_ENVS_COMPILE_AHEAD", "1") == "0"
 _children: dict[tuple, subprocess.Popen] = {}
 _lock = threading.Lock()
-_enabled = [os.environ.get("MC_ENVS_COMPILE_AHEAD", "1") != "0"]
+_enabled = [True]
 
 
 def enable(on: bool = True) -> None:
-    """Turns the stand-in on or off in this process (workers turn it off: they compile)."""
+    """Turns the stand-in on or off in this process (workers turn it off: they compile while the
+    caller stands in for them)."""
     _enabled[0] = bool(on)
+
+
+@contextlib.contextmanager
+def allowed(on: bool) -> Iterator[None]:
+    """Within the block, the stand-in is on if it was or if ``on`` (a worker's task that nobody
+    stands in for: a race's searches)."""
+    before = _enabled[0]
+    _enabled[0] = before or bool(on)
+    try:
+        yield
+    finally:
+        _enabled[0] = before
 
 
 def children() -> list[subprocess.Popen]:
@@ -105,7 +123,7 @@ def stand_in(agent: Any, env: Any, entries: list[Any]) -> StandIn | None:
     """A :class:`StandIn` when ``entries`` are not compiled yet and a child can compile them;
     None when they are (or when the stand-in is off, or the search cannot be sent to a child:
     the caller then compiles before its clock, as without this module)."""
-    if not _enabled[0] or all(is_cached(f) for f in entries):
+    if DISABLED or not _enabled[0] or all(is_cached(f) for f in entries):
         return None
     key = tuple(id(f) for f in entries)  # entry points live as long as the process
     with _lock:

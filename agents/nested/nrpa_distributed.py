@@ -17,6 +17,7 @@ from agents.nested.nrpa_core import clear_policy
 from agents.parallel.root import open_pool, root_instead, run_root, solo, worker_seed
 from agents.parallel.rounds import CUT, Rounds
 from agents.runner import Runner, nested_budgets
+from mc_envs._numba import is_cached
 
 
 class _PolicySearch:
@@ -106,6 +107,8 @@ def distributed_search(
     run_limit = iterations if iterations is not None else (None if restarts else 1)
     runner = Runner(base, playouts=playouts)
     master = agent.program(base, runner)  # the top level's policy and adaptation
+    if master.fast and not is_cached(master.adapt_fn):
+        master.bind(False, plain=True)  # a cold cache: adapt in Python rather than compile here
     m = master.s
     bound = getattr(base, "max_score", None)
     max_score = float(bound) if restarts and bound is not None else math.inf

@@ -35,6 +35,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 from agents.base import NEG_INF, Progress, SearchResult
+from agents.compile_ahead import allowed as stand_in_allowed
 from agents.compile_ahead import enable as compile_ahead_enable
 
 BACKENDS = ("local", "ray")
@@ -90,7 +91,9 @@ def run_task(task: Any, env: Any, budgets: dict, index: int, channel: Any) -> di
     """Runs one task's search, reporting progress to ``channel``; returns its result as a dict.
 
     A ``deadline`` in ``budgets`` (``time.time()`` seconds) shortens ``time_limit`` by the time
-    the task waited for a worker. The result also says when the search gave its first report (``ready``: seconds after the
+    the task waited for a worker; ``stand_in`` true lets a cold search start on the generic path
+    while its kernels compile (:mod:`agents.compile_ahead`), for tasks the caller cannot stand in
+    for. The result also says when the search gave its first report (``ready``: seconds after the
     task started, loading or compiling included) and which process ran it (``node``).
     """
     start = time.perf_counter()
@@ -117,7 +120,8 @@ def run_task(task: Any, env: Any, budgets: dict, index: int, channel: Any) -> di
     else:
         if channel.stopped(index):  # a resumed task still hands back the best its file saved
             budgets["time_limit"] = 0.0
-        result = task.search(env, callback=report, **budgets)
+        with stand_in_allowed(budgets.pop("stand_in", False)):
+            result = task.search(env, callback=report, **budgets)
     out = result_dict(result)
     out["ready"] = ready[0] if ready else time.perf_counter() - start - out["seconds"]
     out["node"] = channel.where()

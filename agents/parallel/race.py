@@ -262,7 +262,7 @@ def race_search(
     every = checkpoint_every if checkpoint is not None else UNTIL_TOLD
     start = time.perf_counter()
     pool = open_pool(agent, base)
-    rounds = Rounds(pool, None, callback)
+    rounds = Rounds(pool, time_limit, callback, start=start)  # the race ends at T + GRACE
     for summary in state.done:
         rounds.show(summary["score"], summary["actions"])
     current, reasons = None, []
@@ -325,7 +325,8 @@ class Heat:
             "checkpoint": path,
             "resume": again,
             "checkpoint_every": self.every,
-        }
+            "stand_in": True,  # nobody stands in for a racer: on a cold cache it searches
+        }  # on the generic path while its kernels compile, keeping its time share
 
     def probe(self, i: int, playouts: int | None, timed: bool) -> dict[str, Any]:
         """Probe ``i``'s budget: ``playouts``, and when ``timed`` its share of the time less what

@@ -186,6 +186,7 @@ class Rounds:
         left = self.remaining()
         if left == 0.0:
             self.end("time")  # the tasks not yet started return at once
+        left = min(left, budgets.get("time_limit", left))  # a task's own share stays its own
         return {**budgets, "time_limit": left, "deadline": time.time() + left}
 
     def run(self, batch: list[tuple[Any, dict]]) -> list[dict]:
