@@ -168,6 +168,29 @@ def test_connect4_positions_and_the_value_moves_benchmark_resume(tmp_path, capsy
     assert "UCT 200 iterations" in capsys.readouterr().out
 
 
+def test_the_inference_sweep_scores_every_setting_on_the_informative_positions(tmp_path):
+    positions = tmp_path / "positions.json"
+    bench(
+        "connect4-positions",
+        *("--count", "6", "--min-plies", "24", "--max-plies", "30", "--seed", "5"),
+        *("--table-bits", "16", "--out", str(positions)),
+    )
+    informative = [p for p in json.loads(positions.read_text())["positions"] if p["informative"]]
+    assert informative  # the seed gives some
+    out = tmp_path / "sweep.json"
+    bench(
+        "alphazero-inference-sweep",
+        *("--positions", str(positions), "--sims", "20", "--batch", "1", "8"),
+        *("--c", "2", "--fpu", "0.5", "--out", str(out)),
+    )
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["batch_size"], r["c"], r["fpu"]) for r in rows] == [(1, 2.0, 0.5), (8, 2.0, 0.5)]
+    for row in rows:
+        assert row["positions"] == len(informative) == len(row["moves"])
+        kept = sum(p["values"][str(m)] == p["value"] for p, m in zip(informative, row["moves"]))
+        assert row["preserved"] == kept
+
+
 def _greedy_report(path, position, seed, pick):
     """A samegame_standard-like report of one game: always the ``pick``-th legal group."""
     env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
