@@ -137,21 +137,30 @@ def stand_in(agent: Any, env: Any, entries: list[Any]) -> StandIn | None:
         except Exception:  # noqa: BLE001 - an unpicklable search compiles here
             return None
         path = os.pathsep.join(p for p in sys.path if p)
-        child = subprocess.Popen(
-            [sys.executable, "-m", "agents.compile_ahead"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": path, "MC_ENVS_COMPILE_AHEAD": "0"},
-            start_new_session=True,  # Ctrl-C at the caller's terminal does not cut it short
-        )
         try:
-            child.stdin.write(payload)
-            child.stdin.close()
+            child = subprocess.Popen(
+                [sys.executable, "-m", "agents.compile_ahead"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONPATH": path, "MC_ENVS_COMPILE_AHEAD": "0"},
+                start_new_session=True,  # Ctrl-C at the caller's terminal does not cut it short
+            )
         except OSError:
-            pass  # it died at once: poll() says so, and the search stays generic
+            return None  # no child can start here: compile here
+        # Fed from a thread: a payload over the pipe's buffer (a Morpion env's, 200 kB) would
+        # hold the search until the child has imported its modules and reads it.
+        threading.Thread(target=_feed, args=(child, payload), daemon=True).start()
         _children[key] = child
         return StandIn(entries, child)
+
+
+def _feed(child: subprocess.Popen, payload: bytes) -> None:
+    try:
+        child.stdin.write(payload)
+        child.stdin.close()
+    except OSError:
+        pass  # it died at once: poll() says so, and the search stays generic
 
 
 def _main() -> int:

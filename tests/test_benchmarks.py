@@ -191,6 +191,14 @@ def test_the_inference_sweep_scores_every_setting_on_the_informative_positions(t
         assert row["preserved"] == kept
 
 
+def test_cold_start_times_two_calls_on_an_empty_cache(tmp_path):
+    out = tmp_path / "cold.json"
+    bench("cold-start", "--cases", "nmcs1", "--time", "1", "--out", str(out))
+    (first, second) = json.loads(out.read_text())["cases"]["nmcs1"]["calls"]
+    assert first["compile"]["cold"] and first["playouts"] > 0 and first["seconds"] < 2.0
+    assert second["seconds"] < 2.0 and second["score"] > 0
+
+
 def _greedy_report(path, position, seed, pick):
     """A samegame_standard-like report of one game: always the ``pick``-th legal group."""
     env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
