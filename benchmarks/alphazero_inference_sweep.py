@@ -29,8 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import mc_envs  # noqa: E402, F401
 from agents.alphazero import SHIPPED, Model, alphazero_agent  # noqa: E402
 from benchmarks.connect4_value_moves import ENV_ID, play_position, summary  # noqa: E402
-from benchmarks.reporting import provenance  # noqa: E402
-from mc_envs.records import write_atomic  # noqa: E402
+from benchmarks.reporting import provenance, save_report  # noqa: E402
 
 VALIDATION = Path(__file__).resolve().parent / "data" / "connect4_positions_val.json"
 
@@ -76,10 +75,8 @@ def main(argv: list[str] | None = None) -> dict:
         "sims": args.sims,
         "rows": rows,
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, json.dumps(report, indent=1))
-    print(f"report: {out}")
+    save_report(Path(args.out), report)
+    print(f"report: {args.out}")
     return report
 
 

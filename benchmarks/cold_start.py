@@ -23,8 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.reporting import provenance  # noqa: E402
-from mc_envs.records import write_atomic  # noqa: E402
+from benchmarks.reporting import provenance, save_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = {
@@ -113,10 +112,8 @@ def main(argv: list[str] | None = None) -> dict:
                 f"  caller tasks {who.get('caller_tasks', '-')}",
                 flush=True,
             )
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, json.dumps(report, indent=1))
-    print(f"report: {out}")
+    save_report(Path(args.out), report)
+    print(f"report: {args.out}")
     return report
 
 
