@@ -67,7 +67,9 @@ def test_a_cold_search_keeps_its_time_limit_and_the_next_one_is_compiled(tmp_pat
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     root = out.pop("root")
-    assert root["seconds"] < 2.0 and root["playouts"] > 0 and root["caller"] >= 1, root
+    # Within the time limit, with results: the caller's generic stand-in, or whichever worker
+    # reported first (a worker's report cancels the caller's copy of its task).
+    assert root["seconds"] < 2.0 and root["playouts"] > 0, root
     assert root["children_ended"], root
     for name, (cold, warm) in out.items():
         # The budget counts from the call, on an empty cache too (the bar: T + 1 s).
