@@ -458,16 +458,14 @@ def bind_generic(template: Any, *, plain: bool = False, **bindings: Any) -> Any:
     namespace.update(GENERIC_OPS)
     if plain:
         namespace.update(
-            (name, value.py_func) for name, value in namespace.items() if _is_dispatcher(value)
+            (name, value.py_func)
+            for name, value in namespace.items()
+            if isinstance(value, Dispatcher)
         )
     namespace.update(bindings)
     fn = types.FunctionType(template.__code__, namespace, template.__name__, template.__defaults__)
     namespace[template.__name__] = fn
     return fn
-
-
-def _is_dispatcher(value: Any) -> bool:
-    return isinstance(value, Dispatcher)
 
 
 def move_bound(base: Any) -> int:

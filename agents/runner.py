@@ -40,7 +40,7 @@ from agents.base import (
 )
 from agents.common import stop_reason
 from agents.compile_ahead import StandIn, stand_in
-from agents.ops import Shared, move_bound
+from agents.ops import EnvStates, Game, Shared, compiled_states, move_bound
 
 PAUSE = CONTROL_SIZE  # an extra control slot: pause at the next safe point (checkpoints)
 
@@ -132,6 +132,19 @@ class Runner:
         self.spent = 0.0  # seconds the search ran before this call (read from its checkpoint)
         self.started: float | None = None  # when this call's search began
         self.standin: StandIn | None = None  # a cold search's generic stand-in
+
+    def game(self, slots: int, fast: bool) -> Game:
+        """A store of ``slots`` states of the env as it was given: compiled rows (``fast``; the
+        env put back first if a generic search moved it), or snapshots over the env itself
+        (restored at the end)."""
+        base = self.base
+        if fast:
+            if self.snapshot is not None:
+                base.restore_state(self.snapshot)
+            states = compiled_states(base, slots)
+            return Game(states, base.kernel.workspace(states[0]))
+        self.snapshot = base.clone_state()
+        return Game(EnvStates(base, slots), None)
 
     # -- checkpoints ------------------------------------------------------------------------------
 

@@ -69,18 +69,10 @@ def solved_positions() -> list[dict]:
 
 def value_keeping(model, sims: int, chosen: list[dict]) -> float:
     """The share of value-keeping moves of PUCT + ``model`` on the solved positions ``chosen``."""
-    import gymnasium as gym
+    from benchmarks.connect4_value_moves import model_moves
 
-    from agents.alphazero import alphazero_agent
-    from benchmarks.connect4_value_moves import ENV_ID, play_position
-
-    env = gym.make(ENV_ID, illegal_action="raise").unwrapped
-    kept = [
-        p["values"][str(play_position(env, p, alphazero_agent(model, sims=sims, seed=i)))]
-        == p["value"]
-        for i, p in enumerate(chosen)
-    ]
-    return sum(kept) / len(kept)
+    moves = model_moves(model, chosen, sims)
+    return sum(p["values"][str(m)] == p["value"] for p, m in zip(chosen, moves)) / len(chosen)
 
 
 def plot(history: list[dict], uct: int, path: Path) -> None:

@@ -22,13 +22,11 @@ import time
 from importlib import resources
 from pathlib import Path
 
-import gymnasium as gym
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mc_envs  # noqa: E402, F401
-from agents.alphazero import SHIPPED, Model, alphazero_agent  # noqa: E402
-from benchmarks.connect4_value_moves import ENV_ID, play_position, summary  # noqa: E402
+from agents.alphazero import SHIPPED, Model  # noqa: E402
+from benchmarks.connect4_value_moves import model_moves, summary  # noqa: E402
 from benchmarks.reporting import provenance, save_report  # noqa: E402
 
 VALIDATION = Path(__file__).resolve().parent / "data" / "connect4_positions_val.json"
@@ -47,18 +45,10 @@ def main(argv: list[str] | None = None) -> dict:
     positions = json.loads(Path(args.positions).read_text())["positions"]
     informative = [p for p in positions if p["informative"]]
     model = Model.load(args.model or str(resources.files("agents").joinpath(SHIPPED)))
-    env = gym.make(ENV_ID, illegal_action="raise").unwrapped
     rows = []
     for batch, c, fpu in itertools.product(args.batch, args.c, args.fpu):
         start = time.perf_counter()
-        moves = [
-            play_position(
-                env,
-                p,
-                alphazero_agent(model, sims=args.sims, seed=i, batch_size=batch, c=c, fpu=fpu),
-            )
-            for i, p in enumerate(informative)
-        ]
+        moves = model_moves(model, informative, args.sims, batch_size=batch, c=c, fpu=fpu)
         row = {"batch_size": batch, "c": c, "fpu": fpu, **summary(informative, moves)}
         row.update(seconds=round(time.perf_counter() - start, 1), moves=moves)
         rows.append(row)

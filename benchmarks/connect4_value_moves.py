@@ -93,6 +93,16 @@ def play_position(env, position: dict, agent) -> int:
     return int(agent.act(env))
 
 
+def model_moves(model, positions: list[dict], sims: int, **settings) -> list[int]:
+    """The column PUCT + ``model`` (``sims`` simulations, PUCT ``settings``) plays in each
+    position, seeded by its index."""
+    env = gym.make(ENV_ID, illegal_action="raise").unwrapped
+    return [
+        play_position(env, p, alphazero_agent(model, sims=sims, seed=i, **settings))
+        for i, p in enumerate(positions)
+    ]
+
+
 def summaries(positions: list[dict], moves: list[int] | None) -> dict:
     """Over all positions, the informative ones, and the informative ones of each value."""
     groups = {

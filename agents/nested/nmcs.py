@@ -27,10 +27,7 @@ from agents.base import NEG_INF, RUNS, STOP, Callback, SearchResult
 from agents.common import count_playout, record
 from agents.nested.nmcs_parallel import moves_search
 from agents.ops import (
-    EnvStates,
-    Game,
     bind_generic,
-    compiled_states,
     copy_state,
     generic_policy,
     ladder,
@@ -375,17 +372,13 @@ class _Program:
         """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
         uncompiled too) from the next call on; the search's own arrays carry over, and a level
         rebuilds its state from its moves."""
-        agent, base, runner, slots = self.agent, self.base, self.runner, self.agent.level + 2
+        agent, base = self.agent, self.base
+        self.g = self.runner.game(agent.level + 2, fast)
         if fast:
-            if runner.snapshot is not None:  # the generic path moved the env
-                base.restore_state(runner.snapshot)
             policy = base.kernel.policies[agent.policy or base.default_policy]
-            states = compiled_states(base, slots)
-            self.g, self.fn = Game(states, base.kernel.workspace(states[0])), self.entries()[0]
+            self.fn = self.entries()[0]
         else:
             policy = generic_policy(base, agent.policy)
-            runner.snapshot = base.clone_state()
-            self.g = Game(EnvStates(base, slots), None)
             self.fn = _plain if plain else _generic
         self.k = Knobs(policy, agent.memorize)
         self.fast = fast

@@ -36,7 +36,6 @@ from agents.nested.nrpa_core import (
 from agents.nested.nrpa_distributed import distributed_search
 from agents.nested.nrpa_options import Variants
 from agents.nested.nrpa_state import SearchState
-from agents.ops import EnvStates, Game, compiled_states
 from agents.parallel.race import race_search
 from agents.parallel.root import ParallelAgent, root_search
 from agents.runner import Runner, nested_budgets
@@ -249,16 +248,10 @@ class Program:
         """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
         uncompiled too) from the next call on; the search state carries over, and a level
         rebuilds its state from its moves."""
-        base, runner = self.base, self.runner
+        self.g = self.runner.game(2, fast)
         if fast:
-            if runner.snapshot is not None:  # the generic path moved the env
-                base.restore_state(runner.snapshot)
-            states = compiled_states(base, 2)
-            self.g = Game(states, base.kernel.workspace(states[0]))
-            self.fn, self.adapt_fn = compiled_entry(base.kernel, self.agent.level)
+            self.fn, self.adapt_fn = compiled_entry(self.base.kernel, self.agent.level)
         else:
-            runner.snapshot = base.clone_state()
-            self.g = Game(EnvStates(base, 2), None)
             self.fn, self.adapt_fn = PLAIN if plain else GENERIC
         self.fast = fast
 
