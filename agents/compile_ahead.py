@@ -1,7 +1,8 @@
 """Cold caches under a time limit: the generic path searches while a child process compiles.
 
-A compiled search met for the first time with an empty numba cache compiles for tens of seconds
-(NMCS level 1 on SameGame: about 15 s). A time limit counts from the call, so a search with one
+A compiled search (NMCS, NRPA, UCT, PUCT with a compiled prior) met for the first time with an
+empty numba cache compiles for seconds to tens of seconds (NMCS level 1 on SameGame: about 15 s;
+UCT on Connect Four: 5.6 s). A time limit counts from the call, so a search with one
 does not compile first: :class:`agents.runner.Runner` runs it on the generic Python path (the same
 algorithm over the env's clone/restore contract: the same moves for the same random stream, much
 slower) while a child process compiles the search into the on-disk cache. Once the cache holds it,

@@ -232,7 +232,8 @@ class Runner:
         control, limit = self.control, self.run_limit
         standin = self.standin = None
         if time_limit is not None and getattr(program, "fast", False) and hasattr(program, "bind"):
-            standin = self.standin = stand_in(program.agent, self.base, program.entries())
+            agent = getattr(program, "seed_agent", program.agent)
+            standin = self.standin = stand_in(agent, self.base, program.entries())
         if standin is not None:
             program.bind(False, plain=True)  # until the child has compiled the fast path
         elif program.fast:  # compiles (or loads) before the clock: a call told to stop at once

@@ -32,12 +32,13 @@ CASES = {
     "root_nmcs1_w2": "NMCS(level=1, seed=1, workers=2)",
     "distributed_nrpa2_w2": "NRPA(level=2, seed=1, workers=2, parallel='distributed')",
     "race_nrpa2_w2": "NRPA(level=2, seed=1, workers=2, parallel='race')",
+    "uct": "UCT(seed=1)",
 }
 CHILD = """
 import json, sys, time
 import gymnasium as gym
 import mc_envs
-from agents import NMCS, NRPA, compile_ahead
+from agents import NMCS, NRPA, UCT, compile_ahead
 
 if __name__ == "__main__":
     env = gym.make("mc_envs/SameGame-v0", position=2)

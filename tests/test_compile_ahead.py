@@ -8,11 +8,13 @@ import textwrap
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from helpers import replayed_score
 
 import mc_envs  # noqa: F401
-from agents import NMCS, NRPA, compile_ahead
+from agents import NMCS, NRPA, PUCT, UCT, compile_ahead
+from agents.mcts.puct import connect_four_prior
 
 ROOT = Path(__file__).resolve().parent.parent
 COLD = textwrap.dedent(
@@ -119,4 +121,31 @@ def test_the_switch_to_the_compiled_path_continues_the_search_exactly(forced_col
     assert switched.score == compiled_only.score and switched.actions == compiled_only.actions
     assert switched.playouts == compiled_only.playouts == playouts
     assert replayed_score(env.unwrapped, switched.actions) == switched.score
+    assert env.unwrapped.clone_state() == before
+
+
+@pytest.mark.parametrize(
+    "env_id, make",
+    [
+        ("mc_envs/SameGame-v0", lambda: UCT(seed=3)),
+        ("mc_envs/ConnectFour-v0", lambda: UCT(seed=3)),
+        ("mc_envs/ConnectFour-v0", lambda: PUCT(prior=connect_four_prior, seed=3)),
+    ],
+    ids=["uct-samegame", "uct-connect4", "puct-prior-connect4"],
+)
+def test_a_tree_search_switches_part_way_to_the_same_tree(forced_cold, env_id, make):
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    before = env.unwrapped.clone_state()
+    iterations = 200_000
+    compiled_only = make().search(env, iterations=iterations)
+    switched = make().search(env, iterations=iterations, time_limit=200)
+    note = switched.extra["compile"]
+    assert note["cold"] and note["compiled"] and note["child"] == 0, note
+    assert 0 < note["generic_playouts"] < iterations, note
+    # The same random stream and the same tree, grown first by the generic path, then by the
+    # compiled one: the same root statistics as compiled throughout.
+    assert np.array_equal(switched.root_visits, compiled_only.root_visits)
+    assert switched.score == compiled_only.score and switched.actions == compiled_only.actions
+    assert switched.iterations == compiled_only.iterations == iterations
     assert env.unwrapped.clone_state() == before

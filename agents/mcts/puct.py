@@ -183,9 +183,9 @@ class PUCT(TreeAgent):
     def _generic_prior(self) -> Any:
         return self.prior
 
-    def _generic_fn(self) -> Any:
+    def _generic_fn(self, plain: bool = False) -> Any:
         if self.evaluator is None:
-            return super()._generic_fn()
+            return super()._generic_fn(plain)
         return evaluated_search(self.evaluator, self.batch_size, self.value_scale)
 
     def _fill_cfg(self, cfg: np.ndarray) -> None:

@@ -332,9 +332,10 @@ def compiled_search(kernel: Any, prior: KernelPrior | None = None) -> Any:
     return fn
 
 
-def generic_search(prior: Any = None) -> Any:
-    """The tree search as plain Python over :class:`~agents.ops.EnvStates`."""
-    return bind_generic(_tree_search, compute_prior=generic_prior(prior))
+def generic_search(prior: Any = None, plain: bool = False) -> Any:
+    """The tree search as plain Python over :class:`~agents.ops.EnvStates` (``plain``: its
+    compiled helpers too, :func:`~agents.ops.bind_generic`)."""
+    return bind_generic(_tree_search, plain=plain, compute_prior=generic_prior(prior))
 
 
 # -- the tree ---------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ comparing states), the search continues from that subtree.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from typing import Any
@@ -52,6 +53,7 @@ from agents.mcts.tree import (
 )
 from agents.ops import EnvStates, Game, compiled_states, move_bound
 from agents.parallel.root import ParallelAgent, root_search
+from agents.runner import PAUSE as RUNNER_PAUSE
 from agents.runner import Runner
 from mc_envs.rng import rng_state
 
@@ -140,9 +142,10 @@ class TreeAgent(ParallelAgent):
     def _generic_prior(self) -> Any:
         return None
 
-    def _generic_fn(self) -> Any:
-        """The search run on the generic path (the template over the contract)."""
-        return generic_search(self._generic_prior())
+    def _generic_fn(self, plain: bool = False) -> Any:
+        """The search run on the generic path (the template over the contract; ``plain``: its
+        compiled helpers too)."""
+        return generic_search(self._generic_prior(), plain)
 
     def _fill_cfg(self, cfg: np.ndarray) -> None:
         cfg[C] = self.c
@@ -247,6 +250,7 @@ class TreeAgent(ParallelAgent):
         program = _Program(fn, Game(states, ws), tree, scratch, policy, self._rng, runner)
         program.max_tree_bytes = self.max_tree_bytes
         program.fast = fast
+        program.agent = self
         why, seconds = runner.run(program, time_limit=time_limit, callback=callback)
         self._searches += 1
         control = runner.control
@@ -275,6 +279,7 @@ class TreeAgent(ParallelAgent):
                 "tree_nodes": int(tree.used[0]),
                 "tree_bytes": tree.nbytes,
                 "two_player": two_player,
+                **({} if runner.standin is None else {"compile": runner.standin.note()}),
             },
         )
 
@@ -394,18 +399,46 @@ class UCT(TreeAgent):
 
 class _Program:
     """One tree search for the :class:`~agents.runner.Runner`: calls the template until it is
-    done, growing the tree when it asks, up to ``max_tree_bytes`` (then it stops, ``"memory"``)."""
+    done, growing the tree when it asks, up to ``max_tree_bytes`` (then it stops, ``"memory"``).
+
+    On a cold cache under a time limit the runner binds it to the generic path until a child has
+    compiled the fast one (:mod:`agents.compile_ahead`); the tree carries over."""
 
     algo = "tree"
     params: dict = {}
     max_tree_bytes = MAX_TREE_BYTES
     fast = True
+    agent: Any = None  # the TreeAgent searching (set by run_search)
 
     def __init__(
         self, fn: Any, g: Any, tree: Tree, w: Any, policy: Any, rng: np.ndarray, runner: Runner
     ) -> None:
         self.fn, self.g, self.tree, self.w, self.policy, self.rng = fn, g, tree, w, policy, rng
         self.runner = runner
+        self._compiled = (fn, policy)  # the fast path's, when it is the one given
+
+    def entries(self) -> list[Any]:
+        """The compiled entry point (for :mod:`agents.compile_ahead`)."""
+        return [self._compiled[0]]
+
+    @property
+    def seed_agent(self) -> Any:
+        """The agent as the compiling child needs it: without its tree."""
+        agent = copy.copy(self.agent)
+        agent._tree = agent._tree_key = None
+        return agent
+
+    def bind(self, fast: bool, plain: bool = False) -> None:
+        """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
+        uncompiled too) from the next call on."""
+        agent, base = self.agent, self.runner.base
+        self.g = self.runner.game(2, fast)
+        if fast:
+            self.fn, self.policy = self._compiled
+        else:
+            self.fn = agent._generic_fn(plain)
+            self.policy = base.policy(agent.policy)
+        self.fast = fast
 
     def _arrays(self) -> Arrays:
         t = self.tree
@@ -419,7 +452,7 @@ class _Program:
                 if not self.tree.grow(self.max_tree_bytes):
                     control[STOP] = 5  # "memory"
                     return
-            elif code != PAUSE:
+            elif code != PAUSE or control[RUNNER_PAUSE] != 0:
                 return
 
     def dump(self) -> dict[str, Any]:
