@@ -22,7 +22,7 @@ COLD = textwrap.dedent(
     import json, sys, time
     import gymnasium as gym
     import mc_envs
-    from agents import NMCS, NRPA, compile_ahead
+    from agents import NMCS, NRPA, UCT, compile_ahead
 
     env = gym.make("mc_envs/WeakSchur-v0")
     env.reset(seed=0)
@@ -35,7 +35,9 @@ COLD = textwrap.dedent(
     out["root"] = {"seconds": time.perf_counter() - start, "playouts": r.playouts,
                    "caller": r.extra["participation"]["caller_tasks"],
                    "children_ended": compile_ahead.wait(timeout=240)}
-    for name, make in (("nmcs", lambda: NMCS(level=1)), ("nrpa", lambda: NRPA(level=2))):
+    makers = (("nmcs", lambda: NMCS(level=1)), ("nrpa", lambda: NRPA(level=2)),
+              ("uct", lambda: UCT(seed=0)))
+    for name, make in makers:
         calls = []
         for _ in range(2):
             start = time.perf_counter()
