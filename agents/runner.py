@@ -65,7 +65,9 @@ class Program(Protocol):
         it from the cache) before the clock starts. A program may also offer ``entries()`` (its
         numba dispatchers) and ``bind(fast, plain)`` (switch between the compiled and the generic
         path, keeping its arrays): then a time-limited search on a cold cache starts on the
-        generic path while a child process compiles (:mod:`agents.compile_ahead`)."""
+        generic path while a child process compiles (:mod:`agents.compile_ahead`) the search of
+        its ``agent``, or of its ``seed_agent`` when it has one (the agent without the state it
+        carries between searches, such as a tree)."""
 
     def dump(self) -> dict[str, Any]:
         """The checkpoint's ``search`` part: JSON-ready data of everything that decides the future."""

@@ -20,7 +20,6 @@ comparing states), the search continues from that subtree.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable
 from typing import Any
@@ -51,8 +50,8 @@ from agents.mcts.tree import (
     compiled_search,
     generic_search,
 )
-from agents.ops import EnvStates, Game, compiled_states, move_bound
-from agents.parallel.root import ParallelAgent, root_search
+from agents.ops import move_bound
+from agents.parallel.root import ParallelAgent, root_search, solo
 from agents.runner import PAUSE as RUNNER_PAUSE
 from agents.runner import Runner
 from mc_envs.rng import rng_state
@@ -200,23 +199,16 @@ class TreeAgent(ParallelAgent):
                 raise ValueError(
                     f"{base.game} has no playout policy {self.policy!r}; it has {sorted(kernel.policies)}"
                 )
-            states = compiled_states(base, 2)
-            ws = kernel.workspace(states[0])
             fn = compiled_search(kernel, kprior)
             current: Any = np.array(base.state_view)
-            snapshot = None
         else:
             policy = self.policy if callable(self.policy) else base.policy(self.policy)
-            snapshot = base.clone_state()
-            current = snapshot
+            current = base.clone_state()
             fn = self._generic_fn()
-            ws = None
-            states = None  # made after matching the tree, which moves the env
 
         tree = self._root_tree(base, fast, two_player, current, kernel, max_actions)
         if not fast:
-            base.restore_state(snapshot)
-            states = EnvStates(base, 2)
+            base.restore_state(current)  # matching the tree moved the env
 
         cfg = np.zeros(CFG_SIZE)
         self._fill_cfg(cfg)
@@ -236,7 +228,6 @@ class TreeAgent(ParallelAgent):
                 ] + eps * noise[:n]
         bound = getattr(base, "max_score", None)
         runner = Runner(env, playouts=playouts, iterations=iterations, max_score=bound)
-        runner.snapshot = snapshot
         if two_player:
             # The runner applies time limits once a result exists; a two-player search always has
             # one (the move with most visits), so mark it as present from the start.
@@ -247,7 +238,7 @@ class TreeAgent(ParallelAgent):
             fbuf,
             cfg,
         )
-        program = _Program(fn, Game(states, ws), tree, scratch, policy, self._rng, runner)
+        program = _Program(fn, runner.game(2, fast), tree, scratch, policy, self._rng, runner)
         program.max_tree_bytes = self.max_tree_bytes
         program.fast = fast
         program.agent = self
@@ -424,9 +415,7 @@ class _Program:
     @property
     def seed_agent(self) -> Any:
         """The agent as the compiling child needs it: without its tree."""
-        agent = copy.copy(self.agent)
-        agent._tree = agent._tree_key = None
-        return agent
+        return solo(self.agent, _tree=None, _tree_key=None)
 
     def bind(self, fast: bool, plain: bool = False) -> None:
         """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
