@@ -372,18 +372,21 @@ def test_vector_bench_times_maskable_ppo_over_both_vector_envs(tmp_path):
 def test_vector_bench_draws_uniform_legal_actions_for_the_whole_batch():
     impls = runpy.run_path(str(BENCHMARKS / "vector_bench_impls.py"))
     draw = impls["Draw"](seed=3)
-    mask = np.zeros((4, 10), bool)
-    mask[0, [1, 5]] = True
-    mask[2, 9] = True
-    mask[3] = True  # row 1 has no legal action: action 0
-    counts = np.zeros((4, 10), np.int64)
-    for _ in range(4000):
-        counts[np.arange(4), draw(mask)] += 1
-    rows = [0, 2, 3]
-    assert (counts[rows][~mask[rows]] == 0).all() and counts[1, 0] == 4000
-    assert counts[2, 9] == 4000 and abs(counts[0, 1] - 2000) < 200
-    assert counts[3].min() > 300 and counts[3].max() < 500  # 400 each, uniform
-    assert (draw(np.zeros((3, 5), bool)) == 0).all()
+    assert impls["CODED"] < 10 < impls["SMALL"]  # 7 and 10 actions: coded rows, 10: floats
+    for width in (7, 10):
+        mask = np.zeros((4, width), bool)
+        mask[0, [1, 5]] = True
+        mask[2, width - 1] = True
+        mask[3] = True  # row 1 has no legal action: action 0
+        counts = np.zeros((4, width), np.int64)
+        for _ in range(4000):
+            counts[np.arange(4), draw(mask)] += 1
+        rows = [0, 2, 3]
+        assert (counts[rows][~mask[rows]] == 0).all() and counts[1, 0] == 4000
+        assert counts[2, width - 1] == 4000 and abs(counts[0, 1] - 2000) < 200
+        expected = 4000 / width  # uniform over a full row
+        assert counts[3].min() > 0.75 * expected and counts[3].max() < 1.25 * expected
+        assert (draw(np.zeros((3, width), bool)) == 0).all()
     wide = np.zeros((3, 100), bool)  # beyond 64 actions: the legal actions listed
     wide[0, [3, 97]] = wide[2, 50] = True
     picks = np.array([draw(wide) for _ in range(400)])
