@@ -138,6 +138,39 @@ def test_parallel_and_serial_steps_agree() -> None:
     assert auto.parallel is not None  # decided after its first steps
 
 
+def test_the_automatic_choice_is_tried_again_and_follows_the_faster_kind(monkeypatch) -> None:
+    from mc_envs.games.connect_four import KERNEL
+    from mc_envs.vector import threads
+
+    monkeypatch.setattr(threads.numba.config, "NUMBA_NUM_THREADS", 2)
+    runner = threads.Runner(KERNEL, threads.TUNE_MIN, None)
+    kinds: list[bool] = []
+    cost = {False: 2.0, True: 1.0}  # seconds a step of each kind takes on the fake clock
+    clock = [0.0]
+
+    def now() -> float:
+        clock[0] += cost[kinds[-1]] if kinds else 0.0
+        return clock[0]
+
+    monkeypatch.setattr(threads.time, "perf_counter", now)
+    monkeypatch.setattr(runner, "_run", lambda parallel, name, args: kinds.append(parallel))
+    assert runner.parallel is None
+    for _ in range(2 * threads.RUN):
+        runner("step")
+    assert runner.parallel is None and kinds == [False] * threads.RUN + [True] * threads.RUN
+    runner("step")
+    assert runner.parallel is True and kinds[-1] is True
+    cost.update({False: 1.0, True: 3.0})  # the second core stops paying
+    for _ in range(threads.WATCH - 1):
+        runner("step")
+    assert kinds[-threads.WATCH :] == [True] * threads.WATCH and runner.parallel is True
+    for _ in range(2 * threads.RUN + 1):
+        runner("step")
+    assert runner.parallel is False and kinds[-1] is False
+    runner("reset")  # not a step: the kept kind, no trial
+    assert kinds[-1] is False and runner.parallel is False
+
+
 def test_reset_seeds_options_and_mask_as_sync() -> None:
     env_id, n = "mc_envs/SameGame-v0", 4
     kw = {"rows": 5, "cols": 5, "colors": 3}

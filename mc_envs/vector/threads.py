@@ -12,7 +12,8 @@ from mc_envs.kernel import Kernel
 from mc_envs.vector.compiled import batch_functions
 
 TUNE_MIN = 64  # fewer sub-envs than this never pay for a parallel launch
-WARM, TRIALS = 2, 6  # steps of each kind discarded (compilation), then timed, before choosing
+RUN, SETTLE = 8, 3  # steps of one kind in a row while timing; the first SETTLE of them not counted
+WATCH = 400  # steps of the kept kind between two trials of both
 
 
 class Runner:
@@ -20,12 +21,17 @@ class Runner:
     serially or in parallel.
 
     ``threads=1`` is serial, ``threads=k`` parallel on ``k`` threads (at most numba's), and
-    ``threads=None`` lets the steps decide: from :data:`TUNE_MIN` sub-envs, the first steps
-    alternate between the serial and the parallel function, and the one whose steps follow each
-    other faster (median time from a step's start to the next one's: the caller's own work between
-    steps included, which a parallel runtime's waiting threads may slow) is kept.
-    Both give the same results (each sub-env's step reads and writes only its own rows), so the
-    choice changes speed only; :attr:`parallel` tells it (None while still timing).
+    ``threads=None`` lets the steps decide: from :data:`TUNE_MIN` sub-envs, a trial runs
+    :data:`RUN` serial steps in a row, then as many parallel ones, and the kind whose steps follow
+    each other faster is kept (median time from a step's start to the next one's, the first
+    :data:`SETTLE` of each run left out: compilation, and the sub-envs' data moving between
+    cores; the caller's own work between steps included, which a parallel runtime's waiting
+    threads may slow). The choice is tried again every :data:`WATCH` steps, because what a
+    second core is worth changes while a process runs (on a 2-vCPU VM, parallel steps of Connect
+    Four at N = 1,024 were seen to go from 0.9x to 2x the serial step's time for seconds on end).
+    Both kinds give the same results (each sub-env's step reads and writes only its own rows), so
+    the choice changes speed only; :attr:`parallel` tells the current one (None until the first
+    trial ends).
     """
 
     def __init__(self, kernel: Kernel, n: int, threads: int | None) -> None:
@@ -34,30 +40,47 @@ class Runner:
         self.threads = min(threads or cores, cores)
         self.parallel: bool | None = False
         self._fns = {False: batch_functions(kernel, parallel=False)}
+        self._watch = False
         if can:
             self._fns[True] = batch_functions(kernel, parallel=True)
-            self.parallel = True if threads is not None else (None if n >= TUNE_MIN else False)
-        self._times: dict[bool, list[float]] = {False: [], True: []}
+            self._watch = threads is None and n >= TUNE_MIN
+            self.parallel = None if self._watch else threads is not None
+        self._cycles: dict[bool, list[float]] = {False: [], True: []}
+        self._plan: list[bool] = []  # the kinds of a trial's steps to come, the next one last
+        self._trial = False
+        self._since = (
+            WATCH  # steps of the kept kind since the last trial: the first step starts one
+        )
         self._last: tuple[bool, float] | None = None
 
     def __call__(self, name: str, *args: Any) -> None:
         """Runs the batch function ``name`` (``step``, ``reset``, ``refresh``) with ``args``."""
-        mode = self.parallel
-        if mode is None and name != "step":
-            mode = False
-        if mode is not None:
-            self._run(mode, name, args)
+        if name != "step" or not self._watch:
+            self._run(bool(self.parallel), name, args)
             return
         now = time.perf_counter()
-        if self._last is not None:  # a cycle: this step's start from the last one's
+        if self._trial and self._last is not None:  # a cycle: this step's start from the last one's
             last_mode, last_start = self._last
-            self._times[last_mode].append(now - last_start)
-        mode = len(self._times[True]) < len(self._times[False])
+            self._cycles[last_mode].append(now - last_start)
+        if self._trial and not self._plan:  # the trial's last cycle is in
+            self._choose()
+        elif not self._trial and self._since >= WATCH:
+            self._trial = True
+            self._plan = [True] * RUN + [False] * RUN
+            self._cycles = {False: [], True: []}
+        if self._plan:
+            mode = self._plan.pop()
+        else:
+            mode = bool(self.parallel)
+            self._since += 1
         self._last = (mode, now)
         self._run(mode, name, args)
-        if min(len(t) for t in self._times.values()) >= WARM + TRIALS:
-            serial, parallel = (statistics.median(self._times[m][WARM:]) for m in (False, True))
-            self.parallel = parallel < serial
+
+    def _choose(self) -> None:
+        serial, parallel = (statistics.median(self._cycles[m][SETTLE:]) for m in (False, True))
+        self.parallel = parallel < serial
+        self._trial = False
+        self._since = 0
 
     def _run(self, parallel: bool, name: str, args: tuple) -> None:
         if not parallel or self.threads == self._cores:
