@@ -56,7 +56,8 @@ METHOD = {
     "first, compiling batch step and up to 0.5 s more are not timed)",
     "actions": "random legal actions for the whole batch drawn by one vectorized call per batch "
     "step, INSIDE the timed loop: numpy for ours/sync/async, the same draw for the three (up "
-    "to 9 actions each mask row read as an integer, a table gives its count of legal actions and "
+    "to 9 actions and from 256 sub-envs each mask row read as an integer, a table gives its count "
+    "of legal actions and "
     "the k-th of them, k from one uniform per sub-env; up "
     "to 64 actions a uniform float32 per action times info['action_mask'], argmax per row; "
     "beyond, np.flatnonzero of the masks lists the batch's legal actions, np.bincount counts each "

@@ -18,6 +18,7 @@ NUMPY_IMPLS = {"ours": "vector_entry_point", "sync": "sync", "async": "async"}
 PGX_NAMES = {"mc_envs/ConnectFour-v0": "connect_four", "mc_envs/TicTacToe-v0": "tic_tac_toe"}
 SMALL = 64  # actions up to which Draw uses one float per action
 CODED = 9  # actions up to which Draw reads each mask row as one integer (tables of 2**CODED rows)
+CODED_FROM = 256  # sub-envs from which that pays (7 actions: 8.7 us against 11.4 at 256)
 WARMUP = 0.5  # seconds of warmup after the first (compiling) batch step, at most
 
 
@@ -31,10 +32,11 @@ class Draw:
     per (sub-env, action) and an argmax per row (this benchmark's first draw) cost 1.6 us per
     sub-env at Sudoku's 729 actions against 0.14 us for this one, most of what was measured.
     Up to :data:`SMALL` actions that float-and-argmax draw is the cheaper of the two (fewer numpy
-    calls), and is used. Up to :data:`CODED` actions (Connect Four, Tic-Tac-Toe, the trees) each
-    row is read as one integer (a matrix product with the powers of two), and two tables indexed
-    by it give the number of legal actions and the k-th of them, k drawn from one uniform per
-    sub-env: 18 us a batch step at N = 1,024 and 7 actions, against 38 us for float-and-argmax.
+    calls), and is used. Up to :data:`CODED` actions (Connect Four, Tic-Tac-Toe, the trees) and
+    from :data:`CODED_FROM` sub-envs, each row is read as one integer (a matrix product with the
+    powers of two), and two tables indexed by it give the number of legal actions and the k-th
+    of them, k drawn from one uniform per sub-env: 18 us a batch step at N = 1,024 and 7 actions,
+    against 38 us for float-and-argmax (but 6.3 us against 2.3 at N = 1, hence the threshold).
     A sub-env with no legal action (its episode has ended: the next step resets it and ignores
     the action) gets action 0.
     """
@@ -59,7 +61,7 @@ class Draw:
 
     def __call__(self, mask: np.ndarray) -> np.ndarray:
         n, a = mask.shape
-        if a <= CODED:
+        if a <= CODED and n >= CODED_FROM:
             powers, count, kth = self._coded(a)
             code = mask.view(np.uint8) @ powers
             # numpy's uniforms are below 1 by a multiple of 2**-53, so k < count: no clipping

@@ -372,21 +372,25 @@ def test_vector_bench_times_maskable_ppo_over_both_vector_envs(tmp_path):
 def test_vector_bench_draws_uniform_legal_actions_for_the_whole_batch():
     impls = runpy.run_path(str(BENCHMARKS / "vector_bench_impls.py"))
     draw = impls["Draw"](seed=3)
-    assert impls["CODED"] < 10 < impls["SMALL"]  # 7 and 10 actions: coded rows, 10: floats
-    for width in (7, 10):
+    assert impls["CODED"] < 10 < impls["SMALL"]  # 7 actions: rows as integers, 10: floats
+    copies = impls["CODED_FROM"] // 4  # the four rows repeated: a batch the coded draw takes
+    for width, repeat in ((7, 1), (7, copies), (10, copies)):
         mask = np.zeros((4, width), bool)
         mask[0, [1, 5]] = True
         mask[2, width - 1] = True
         mask[3] = True  # row 1 has no legal action: action 0
+        batch = np.tile(mask, (repeat, 1))
         counts = np.zeros((4, width), np.int64)
-        for _ in range(4000):
-            counts[np.arange(4), draw(mask)] += 1
+        draws = 4000 // repeat
+        for _ in range(draws):
+            np.add.at(counts, (np.arange(4 * repeat) % 4, draw(batch)), 1)
+        total = draws * repeat
         rows = [0, 2, 3]
-        assert (counts[rows][~mask[rows]] == 0).all() and counts[1, 0] == 4000
-        assert counts[2, width - 1] == 4000 and abs(counts[0, 1] - 2000) < 200
-        expected = 4000 / width  # uniform over a full row
-        assert counts[3].min() > 0.75 * expected and counts[3].max() < 1.25 * expected
-        assert (draw(np.zeros((3, width), bool)) == 0).all()
+        assert (counts[rows][~mask[rows]] == 0).all() and counts[1, 0] == total
+        assert counts[2, width - 1] == total and abs(counts[0, 1] - total / 2) < 0.05 * total
+        expected = total / width  # uniform over a full row
+        assert counts[3].min() > 0.85 * expected and counts[3].max() < 1.15 * expected
+        assert (draw(np.zeros((3 * repeat, width), bool)) == 0).all()
     wide = np.zeros((3, 100), bool)  # beyond 64 actions: the legal actions listed
     wide[0, [3, 97]] = wide[2, 50] = True
     picks = np.array([draw(wide) for _ in range(400)])

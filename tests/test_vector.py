@@ -167,6 +167,13 @@ def test_the_automatic_choice_is_tried_again_and_follows_the_faster_kind(monkeyp
     for _ in range(2 * threads.RUN + 1):
         runner("step")
     assert runner.parallel is False and kinds[-1] is False
+    start = len(kinds) - 1  # the step the trial chose at: the first of the kept kind
+    watch, run = threads.WATCH, threads.RUN
+    for _ in range(3 * watch + 4 * run):
+        runner("step")
+    trials = [i - run for i, kind in enumerate(kinds[start:]) if kind][::run]  # where they began
+    assert trials == [watch, watch + 2 * run + 2 * watch]  # a trial that kept it: twice as long
+    assert runner.parallel is False and not any(kinds[start + trials[1] + 2 * run :])
     runner("reset")  # not a step: the kept kind, no trial
     assert kinds[-1] is False and runner.parallel is False
 

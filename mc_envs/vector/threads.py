@@ -13,7 +13,7 @@ from mc_envs.vector.compiled import batch_functions
 
 TUNE_MIN = 64  # fewer sub-envs than this never pay for a parallel launch
 RUN, SETTLE = 8, 3  # steps of one kind in a row while timing; the first SETTLE of them not counted
-WATCH = 400  # steps of the kept kind between two trials of both
+WATCH, WATCH_MAX = 400, 6400  # steps of the kept kind between two trials (doubled when kept)
 
 
 class Runner:
@@ -26,9 +26,10 @@ class Runner:
     each other faster is kept (median time from a step's start to the next one's, the first
     :data:`SETTLE` of each run left out: compilation, and the sub-envs' data moving between
     cores; the caller's own work between steps included, which a parallel runtime's waiting
-    threads may slow). The choice is tried again every :data:`WATCH` steps, because what a
-    second core is worth changes while a process runs (on a 2-vCPU VM, parallel steps of Connect
-    Four at N = 1,024 were seen to go from 0.9x to 2x the serial step's time for seconds on end).
+    threads may slow). The choice is tried again after :data:`WATCH` steps (twice as many after
+    a trial that kept it, up to :data:`WATCH_MAX`), because what a second core is worth changes
+    while a process runs (on a 2-vCPU VM, parallel steps of Connect Four at N = 1,024 were seen
+    to go from 0.9x to 2x the serial step's time for seconds on end).
     Both kinds give the same results (each sub-env's step reads and writes only its own rows), so
     the choice changes speed only; :attr:`parallel` tells the current one (None until the first
     trial ends).
@@ -48,6 +49,7 @@ class Runner:
         self._cycles: dict[bool, list[float]] = {False: [], True: []}
         self._plan: list[bool] = []  # the kinds of a trial's steps to come, the next one last
         self._trial = False
+        self._every = WATCH  # steps of the kept kind between two trials
         self._since = (
             WATCH  # steps of the kept kind since the last trial: the first step starts one
         )
@@ -55,32 +57,36 @@ class Runner:
 
     def __call__(self, name: str, *args: Any) -> None:
         """Runs the batch function ``name`` (``step``, ``reset``, ``refresh``) with ``args``."""
-        if name != "step" or not self._watch:
-            self._run(bool(self.parallel), name, args)
-            return
-        now = time.perf_counter()
-        if self._trial and self._last is not None:  # a cycle: this step's start from the last one's
-            last_mode, last_start = self._last
-            self._cycles[last_mode].append(now - last_start)
-        if self._trial and not self._plan:  # the trial's last cycle is in
-            self._choose()
-        elif not self._trial and self._since >= WATCH:
-            self._trial = True
+        mode = self._next() if name == "step" and self._watch else bool(self.parallel)
+        self._run(mode, name, args)
+
+    def _next(self) -> bool:
+        """The kind of this step, and the trial's bookkeeping."""
+        if not self._trial:
+            if self._since < self._every:
+                self._since += 1
+                return bool(self.parallel)
+            self._trial, self._last = True, None
             self._plan = [True] * RUN + [False] * RUN
             self._cycles = {False: [], True: []}
-        if self._plan:
-            mode = self._plan.pop()
-        else:
-            mode = bool(self.parallel)
-            self._since += 1
+        now = time.perf_counter()
+        if self._last is not None:  # a cycle: this step's start from the last one's
+            last_mode, last_start = self._last
+            self._cycles[last_mode].append(now - last_start)
+        if not self._plan:  # the trial's last cycle is in
+            self._choose()
+            return bool(self.parallel)
+        mode = self._plan.pop()
         self._last = (mode, now)
-        self._run(mode, name, args)
+        return mode
 
     def _choose(self) -> None:
         serial, parallel = (statistics.median(self._cycles[m][SETTLE:]) for m in (False, True))
-        self.parallel = parallel < serial
+        kept = parallel < serial
+        self._every = min(2 * self._every, WATCH_MAX) if kept == self.parallel else WATCH
+        self.parallel = kept
         self._trial = False
-        self._since = 0
+        self._since = 1
 
     def _run(self, parallel: bool, name: str, args: tuple) -> None:
         if not parallel or self.threads == self._cores:
