@@ -50,9 +50,7 @@ class Runner:
         self._plan: list[bool] = []  # the kinds of a trial's steps to come, the next one last
         self._trial = False
         self._every = WATCH  # steps of the kept kind between two trials
-        self._since = (
-            WATCH  # steps of the kept kind since the last trial: the first step starts one
-        )
+        self._since = WATCH  # steps of the kept kind since the last trial: the first starts one
         self._last: tuple[bool, float] | None = None
 
     def __call__(self, name: str, *args: Any) -> None:
