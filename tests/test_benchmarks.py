@@ -398,6 +398,31 @@ def test_vector_bench_draws_uniform_legal_actions_for_the_whole_batch():
     assert (draw(np.zeros((2, 100), bool)) == 0).all()
 
 
+def test_vector_bench_lists_large_sparse_masks_from_bits_as_flatnonzero_does():
+    impls = runpy.run_path(str(BENCHMARKS / "vector_bench_impls.py"))
+    rng = np.random.default_rng(0)
+    for width in (impls["PACKED_A"], 729, 1000):  # a whole number of 64-bit words, and not
+        mask = rng.random((7, width)) < 0.01
+        mask[1] = False
+        mask[2, [0, 63, 64, width - 1]] = True
+        flat = np.flatnonzero(mask)
+        row, action = impls["_listed"](mask)
+        assert np.array_equal(row, flat // width) and np.array_equal(action, flat % width)
+    draw = impls["Draw"](seed=1)
+    rows = impls["PACKED_CELLS"] // 1000 + 1  # a batch the packed listing takes
+    mask = np.zeros((rows, 1000), bool)
+    mask[:, [2, 700, 999]] = True
+    mask[0] = False  # no legal action: action 0
+    counts = np.zeros(1000, np.int64)
+    for _ in range(20):
+        picks = draw(mask)
+        assert picks[0] == 0
+        np.add.at(counts, picks[1:], 1)
+    third = counts.sum() / 3
+    assert set(np.flatnonzero(counts)) == {2, 700, 999}
+    assert all(abs(counts[a] - third) < 0.05 * third for a in (2, 700, 999))
+
+
 def test_selfplay_bench_times_both_self_plays_with_the_same_network(tmp_path):
     out = tmp_path / "selfplay.json"
     bench("selfplay-bench", "--sims", "4", "--single-games", "1", "--games", "3", "--out", str(out))

@@ -20,6 +20,12 @@ sub-envs, L the state length, A the actions, W the workspace length::
     opp_rng    [N, 1]      uint64, the random opponent's generator (:mod:`mc_envs.rng`)
     seeds      [N, K]      int64, the opponent seeds the next resets take, seed_next[N] the next one
 
+A step also writes its outputs, ``out = (out_masks, out_obs, obs, copy)``: with ``copy``, the
+arrays that ``step`` returns, each sub-env's rows written in the same pass as its step, on the
+same threads: its mask row cleared and set at its legal actions, its observation copied
+(``out_obs`` and ``obs`` seen as ``[N, size]``). A Morpion batch of 1,024 has 26 MB of them:
+copied apart after the step, they took 2 ms of a 2.9 ms step (0.8 ms without them).
+
 ``Config`` scalars: ``template`` (L,) is the state every reset starts from when ``use_template``
 (otherwise the caller has written the new states before the call), ``illegal_reward`` is the
 reward of an illegal action, ``opponent`` is :data:`NO_OPPONENT` or :data:`RANDOM_OPPONENT`,
@@ -109,6 +115,18 @@ def _reset_one(i, b, c):  # pragma: no cover
     autoreset[i] = False
 
 
+def _copy_range(lo, hi, b, out):  # pragma: no cover
+    legal, n_legal = b[LEGAL], b[N_LEGAL]
+    out_masks, out_obs, obs, copy = out
+    if copy:
+        for i in range(lo, hi):  # plain loops: a slice assignment checks overlap, and copies
+            out_masks[i, :] = False
+            for j in range(n_legal[i]):
+                out_masks[i, legal[i, j]] = True
+            for j in range(obs.shape[1]):
+                out_obs[i, j] = obs[i, j]
+
+
 def _step_range(lo, hi, actions, b, c):  # pragma: no cover
     # The step of one sub-env is written in the loop, the buffers unpacked once: a per-sub-env
     # function would unpack (and reference-count) them at every sub-env.
@@ -162,11 +180,13 @@ def _refresh_range(lo, hi, b):  # pragma: no cover
 # loop and never into numba's parallel loop.
 
 
-def _step_batch(actions, b, c):  # pragma: no cover
+def _step_batch(actions, b, c, out):  # pragma: no cover
     n = actions.shape[0]
     k = min(n, CHUNKS)
     for j in prange(k):
-        _step_range(j * n // k, (j + 1) * n // k, actions, b, c)
+        lo, hi = j * n // k, (j + 1) * n // k
+        _step_range(lo, hi, actions, b, c)
+        _copy_range(lo, hi, b, out)
 
 
 def _reset_batch(where, b, c):  # pragma: no cover
@@ -189,7 +209,8 @@ _compiled: dict[tuple[str, bool], dict[str, Any]] = {}
 def batch_functions(kernel: Kernel, *, parallel: bool) -> dict[str, Any]:
     """The compiled ``step``, ``reset`` and ``refresh`` over a batch, for one game's kernel.
 
-    ``step(actions, buffers, config)`` steps (or, where ``autoreset``, resets) every sub-env;
+    ``step(actions, buffers, config, out)`` steps (or, where ``autoreset``, resets) every sub-env
+    and writes the outputs ``out`` (the module docstring);
     ``reset(where, buffers, config)`` resets the sub-envs where ``where`` is True;
     ``refresh(buffers)`` recomputes every legal list, mask, observation, player and score from the
     states (after a restore). ``buffers`` and ``config`` are the tuples of the module docstring.
@@ -220,6 +241,7 @@ def batch_functions(kernel: Kernel, *, parallel: bool) -> dict[str, Any]:
             "_step_range": instantiate(_step_range, name, **bind, **one, _reset_one=reset_one),
             "_reset_range": instantiate(_reset_range, name, _reset_one=reset_one),
             "_refresh_range": instantiate(_refresh_range, name, _refresh=refresh),
+            "_copy_range": instantiate(_copy_range, name, inline=True),
             "CHUNKS": 64 if parallel else 1,
         }
         _compiled[key] = {

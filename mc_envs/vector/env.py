@@ -128,6 +128,7 @@ class PlanningVectorEnv(VectorEnv):
             np.zeros((n, SEED_BLOCK), np.int64),  # seeds
             np.full(n, SEED_BLOCK, np.int64),  # seed_next
         )
+        self._flat_obs = self._buffers[OBS].reshape(n, -1)  # a view, for the step's copy
         self._all = np.ones(n, np.bool_)
         self._all.flags.writeable = False
         self._truncated = np.zeros(n, np.bool_)
@@ -221,7 +222,13 @@ class PlanningVectorEnv(VectorEnv):
             self._draw_seeds(where & spent)
         self._call("reset", np.array(where), template=template)
         self._reset_called = True
-        return self._obs(), self._info(None)
+        b = self._buffers
+        if not self.copy:
+            return b[OBS], self._info(b[MASKS], None)
+        obs, masks = _free(self._pool_obs, b[OBS]), _free(self._pool_masks, b[MASKS])
+        np.copyto(obs, b[OBS])
+        np.copyto(masks, b[MASKS])
+        return obs, self._info(masks, None)
 
     def step(self, actions: Any):
         """Steps every sub-env (resetting those whose episode ended at the previous step).
@@ -240,14 +247,19 @@ class PlanningVectorEnv(VectorEnv):
             self._raise_illegal(acts, autoreset)
         if not self._use_template and autoreset.any():
             self._draw_starts(autoreset, None)
-        self._call("step", acts, template=self._use_template)
+        if self.copy:  # arrays no one holds; the step writes its outputs into them
+            obs, masks = _free(self._pool_obs, b[OBS]), _free(self._pool_masks, b[MASKS])
+            out = (masks, obs.reshape(self.num_envs, -1), self._flat_obs, True)
+        else:
+            obs, masks = b[OBS], b[MASKS]
+            out = (masks, self._flat_obs, self._flat_obs, False)
+        self._run("step", acts, b, self._config(self._use_template), out)
         if self._opponent == RANDOM_OPPONENT:
             spent = b[SEED_NEXT] >= SEED_BLOCK
             if spent.any():
                 self._draw_seeds(spent)
-        illegal = b[ILLEGAL]
-        info = self._info(acts if illegal.any() else None)
-        return self._obs(), b[REWARDS].copy(), b[TERMINATED].copy(), self._truncated.copy(), info
+        info = self._info(masks, acts if b[ILLEGAL].any() else None)
+        return obs, b[REWARDS].copy(), b[TERMINATED].copy(), self._truncated.copy(), info
 
     def _checked(self, actions: Any, autoreset: np.ndarray) -> np.ndarray:
         n, size = self.num_envs, int(self.single_action_space.n)
@@ -291,13 +303,8 @@ class PlanningVectorEnv(VectorEnv):
         self.proto._set_state(self._buffers[STATES][i].copy())
         return self.proto
 
-    def _obs(self) -> np.ndarray:
-        obs = self._buffers[OBS]
-        return _copy_out(self._pool_obs, obs) if self.copy else obs
-
-    def _info(self, acts: np.ndarray | None) -> dict[str, Any]:
+    def _info(self, masks: np.ndarray, acts: np.ndarray | None) -> dict[str, Any]:
         b, every = self._buffers, self._all
-        masks = _copy_out(self._pool_masks, b[MASKS]) if self.copy else b[MASKS]
         info: dict[str, Any] = {"action_mask": masks, "_action_mask": every}
         info["current_player"], info["_current_player"] = b[PLAYERS].copy(), every
         if not self._two_player:
@@ -434,15 +441,14 @@ POOL = 4
 _FREE = 3  # the pool's list, the loop's name, getrefcount's argument
 
 
-def _copy_out(pool: list[np.ndarray], src: np.ndarray) -> np.ndarray:
-    """A copy of ``src`` that nothing else shares: written into an array of ``pool`` that no one
-    holds any more (no name, view or container refers to it), else a new one kept in the pool.
-    New arrays cost page faults (a Morpion batch's masks are 20 MB); reused ones do not."""
+def _free(pool: list[np.ndarray], like: np.ndarray) -> np.ndarray:
+    """An array shaped as ``like`` that nothing else shares, for a copy of it: an array of ``pool``
+    that no one holds any more (no name, view or container refers to it), else a new one kept in
+    the pool. New arrays cost page faults (a Morpion batch's masks are 20 MB); reused ones do not."""
     for buf in pool:
         if sys.getrefcount(buf) <= _FREE:
-            np.copyto(buf, src)
             return buf
-    buf = src.copy()
+    buf = np.empty_like(like)
     if len(pool) < POOL:
         pool.append(buf)
     return buf
