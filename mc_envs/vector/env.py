@@ -16,7 +16,9 @@ from mc_envs.vector.compiled import (
     AUTORESET,
     DERIVED,
     ILLEGAL,
+    LEGAL,
     MASKS,
+    N_LEGAL,
     NO_OPPONENT,
     OBS,
     OPP_RNG,
@@ -347,7 +349,10 @@ class PlanningVectorEnv(VectorEnv):
         """A snapshot of all N sub-envs (:class:`VectorState`): array copies, no check."""
         b = self._buffers
         snap = VectorState(self.proto.game, self.proto._config, b[STATES], b[AUTORESET], b[OPP_RNG])
-        derived = tuple(frozen_copy(b[i]) for i in DERIVED)
+        # A legal row is read up to its count only: the columns no sub-env uses are left out
+        # (Morpion's rows are 20,480 wide, of which a few dozen are used).
+        used = int(b[N_LEGAL].max())
+        derived = tuple(frozen_copy(b[i][:, :used] if i == LEGAL else b[i]) for i in DERIVED)
         object.__setattr__(snap, "_derived", derived)  # from checked states; dropped by pickling
         return snap
 
@@ -397,7 +402,7 @@ class PlanningVectorEnv(VectorEnv):
             self._run("refresh", self._buffers)
         else:
             for i, array in zip(DERIVED, derived, strict=True):
-                b[i][:] = array
+                (b[i][:, : array.shape[1]] if i == LEGAL else b[i])[...] = array
         self._reset_called = True
 
     def render(self) -> tuple[Any, ...] | None:
