@@ -14,8 +14,10 @@
 #         "--sims 80 --opening 24 --cap-sims 20 --cap-share 0.25 $W"
 #     bash benchmarks/alphazero_ablation.sh runs/mirror mirror "--sims 80 --opening 24 $W" \
 #         plain "--sims 80 --opening 24 --window 50000"
+#     bash benchmarks/alphazero_ablation.sh benchmarks/out/resnet mlp512 "--sims 80 --opening 24 $W" \
+#         resnet32x2 "--sims 80 --opening 24 $W --net resnet --channels 32 --blocks 2"
 #
-# (benchmarks/results/alphazero_{gumbel,pcr,mirror}_ablation/). Needs 2 cores.
+# (benchmarks/results/alphazero_{gumbel,pcr,mirror,window,resnet}_ablation/). Needs 2 cores.
 set -e
 OUT=$1; A=$2; FLAGS_A=$3; B=$4; FLAGS_B=$5
 if [ -z "$B" ]; then echo "usage: $0 OUT_DIR NAME_A FLAGS_A NAME_B FLAGS_B" >&2; exit 2; fi

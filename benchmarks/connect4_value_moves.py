@@ -50,7 +50,7 @@ LABELS = {
 def make_agents(model_path: str, sims: int) -> dict:
     """Agent name -> a function from the position's index (its seed) to the agent."""
     model = Model.load(model_path)
-    untrained = init_model(ENV_ID, model.obs_size, model.n_actions, model.params["w1"].shape[1])
+    untrained = init_model(ENV_ID, model.obs_size, model.n_actions, arch=model.arch)
     return {
         "puct200_model": lambda i: alphazero_agent(model, sims=sims, seed=i),
         "uct200": lambda i: UCT(iterations=200, seed=i),

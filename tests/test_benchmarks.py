@@ -173,6 +173,20 @@ def test_connect4_positions_and_the_value_moves_benchmark_resume(tmp_path, capsy
     kept = sum(p["values"][str(m)] == p["value"] for p, m in zip(data["positions"], moves))
     assert report["summary"]["uct200"]["all"]["preserved"] == kept
     assert "UCT 200 iterations" in capsys.readouterr().out
+    # A residual network's model plays there too, and its untrained twin has its architecture.
+    from agents.alphazero.model import init_model
+
+    arch = {"kind": "resnet", "shape": [2, 6, 7], "channels": 4, "blocks": 1, "hidden": 8}
+    resnet = tmp_path / "resnet.npz"
+    init_model("mc_envs/ConnectFour-v0", 84, 7, arch=arch).save(resnet)
+    nets = tmp_path / "nets.json"
+    bench(
+        "connect4-value-moves",
+        *("--positions", str(positions), "--model", str(resnet), "--sims", "8"),
+        *("--agents", "puct200_model", "puct200_untrained", "--out", str(nets)),
+    )
+    moves = json.loads(nets.read_text())["moves"]
+    assert all(len(moves[a]) == 4 for a in ("puct200_model", "puct200_untrained"))
 
 
 def test_the_inference_sweep_scores_every_setting_on_the_informative_positions(tmp_path):
