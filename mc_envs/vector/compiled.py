@@ -20,12 +20,11 @@ sub-envs, L the state length, A the actions, W the workspace length::
     opp_rng    [N, 1]      uint64, the random opponent's generator (:mod:`mc_envs.rng`)
     seeds      [N, K]      int64, the opponent seeds the next resets take, seed_next[N] the next one
 
-A step also writes its outputs, ``out = (out_masks, out_masks_flat, masks_flat, out_obs_flat,
-obs_flat, copy)``: with ``copy``, the arrays that ``step`` returns (``_flat``: the same arrays
-seen as 1-D), each chunk's rows written in the same pass as its steps, on the same threads: the
-masks copied, or, from :data:`SCATTER_FROM` actions, each row cleared and set at its legal
-actions (no read of the internal row), and the observations copied. A Morpion batch of 1,024 has
-26 MB of them: copied apart after the step, they took 2 ms of a 2.9 ms step on one thread.
+A step also writes its outputs, ``out = (out_masks, out_obs, copy)``: with ``copy``, the arrays
+that ``step`` returns, each chunk's rows written in the same pass as its steps, on the same
+threads: the masks copied, or, from :data:`SCATTER_FROM` actions, each row cleared and set at its
+legal actions (no read of the internal row), and the observations copied. A Morpion batch of
+1,024 has 26 MB of them: copied apart after the step, they took 2 ms of a 2.9 ms step on one thread.
 
 ``Config`` scalars: ``template`` (L,) is the state every reset starts from when ``use_template``
 (otherwise the caller has written the new states before the call), ``illegal_reward`` is the
@@ -118,7 +117,7 @@ def _reset_one(i, b, c):  # pragma: no cover
 
 
 def _copy_range(lo, hi, b, out):  # pragma: no cover
-    out_masks, flat_out_masks, flat_masks, flat_out_obs, flat_obs, copy = out
+    out_masks, out_obs, copy = out
     if not copy:
         return
     a = out_masks.shape[1]
@@ -128,18 +127,21 @@ def _copy_range(lo, hi, b, out):  # pragma: no cover
             out_masks[i, :] = False
             for j in range(n_legal[i]):
                 out_masks[i, legal[i, j]] = True
-    else:  # the chunk's rows are contiguous
-        _copy(flat_masks[lo * a : hi * a], flat_out_masks[lo * a : hi * a])
-    w = flat_obs.shape[0] // out_masks.shape[0]
-    _copy(flat_obs[lo * w : hi * w], flat_out_obs[lo * w : hi * w])
+    else:  # the chunk's rows are contiguous: copied as one run of bytes
+        _copy(b[MASKS].reshape(b[MASKS].size), out_masks.reshape(out_masks.size), lo * a, hi * a)
+    obs = b[OBS]
+    w = obs.size // obs.shape[0]
+    _copy(obs.reshape(obs.size), out_obs.reshape(out_obs.size), lo * w, hi * w)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _copy(src, dst):
-    # A loop from 0, so that numba knows its index is not negative (no wraparound test, and the
-    # loop vectorizes); a slice assignment would copy src to a temporary first.
-    for k in range(src.shape[0]):
-        dst[k] = src[k]
+def _copy(src, dst, start, stop):
+    # src[start:stop] into dst: a loop from 0 over views, so that numba knows its index is not
+    # negative (no wraparound test, and the loop vectorizes); a slice assignment would copy src
+    # to a temporary first.
+    s, d = src[start:stop], dst[start:stop]
+    for k in range(s.shape[0]):
+        d[k] = s[k]
 
 
 def _step_range(lo, hi, actions, b, c):  # pragma: no cover

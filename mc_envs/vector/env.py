@@ -130,8 +130,6 @@ class PlanningVectorEnv(VectorEnv):
             np.zeros((n, SEED_BLOCK), np.int64),  # seeds
             np.full(n, SEED_BLOCK, np.int64),  # seed_next
         )
-        # 1-D views of the masks and observations, for the step's copies (compiled.py's out)
-        self._flat = (self._buffers[MASKS].reshape(-1), self._buffers[OBS].reshape(-1))
         self._all = np.ones(n, np.bool_)
         self._all.flags.writeable = False
         self._truncated = np.zeros(n, np.bool_)
@@ -250,14 +248,11 @@ class PlanningVectorEnv(VectorEnv):
             self._raise_illegal(acts, autoreset)
         if not self._use_template and autoreset.any():
             self._draw_starts(autoreset, None)
-        flat_masks, flat_obs = self._flat
         if self.copy:  # arrays no one holds; the step writes its outputs into them
             obs, masks = _free(self._pool_obs, b[OBS]), _free(self._pool_masks, b[MASKS])
-            out = (masks, masks.reshape(-1), flat_masks, obs.reshape(-1), flat_obs, True)
         else:
             obs, masks = b[OBS], b[MASKS]
-            out = (masks, flat_masks, flat_masks, flat_obs, flat_obs, False)
-        self._run("step", acts, b, self._config(self._use_template), out)
+        self._run("step", acts, b, self._config(self._use_template), (masks, obs, bool(self.copy)))
         if self._opponent == RANDOM_OPPONENT:
             spent = b[SEED_NEXT] >= SEED_BLOCK
             if spent.any():
