@@ -18,7 +18,7 @@ import time
 import gymnasium as gym
 
 import mc_envs  # noqa: F401  (registers the ids)
-from agents import NMCS
+from mc_envs.agents import NMCS
 from mc_envs.games.abstract import best_score_probability
 
 

@@ -23,9 +23,9 @@ import gymnasium as gym
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mc_envs  # noqa: E402, F401
-from agents import UCT  # noqa: E402
-from agents.alphazero import Model, alphazero_agent  # noqa: E402
 from benchmarks.reporting import provenance  # noqa: E402
+from mc_envs.agents import UCT  # noqa: E402
+from mc_envs.agents.alphazero import Model, alphazero_agent  # noqa: E402
 from mc_envs.records import write_atomic  # noqa: E402
 from mc_envs.two_player_cli import play_game, wilson_interval  # noqa: E402
 

@@ -3,7 +3,7 @@
     python benchmarks/alphazero_curve.py --minutes 60 --model runs/c4.npz
     python benchmarks/alphazero_curve.py --minutes 60 --model runs/c4.npz --resume   # next session
 
-Trains with :func:`agents.alphazero.train` (the run saved beside ``--model`` after every iteration,
+Trains with :func:`mc_envs.agents.alphazero.train` (the run saved beside ``--model`` after every iteration,
 ``--resume`` continuing it exactly) and, after every ``--eval-every``-th iteration, plays
 ``--eval-games`` games of PUCT (``--eval-sims`` simulations, the network as evaluator) against
 UCT (``--eval-uct`` iterations, random playouts), each side first in half of them, every agent
@@ -32,12 +32,12 @@ OUT = Path(__file__).resolve().parent / "results" / "alphazero_curve.json"
 
 
 def scorer(env_id: str, games: int, uct: int, sims: int, positions: bool = False):
-    """``evaluate(model, iteration)`` for :func:`agents.alphazero.train`: the model's score (and
+    """``evaluate(model, iteration)`` for :func:`mc_envs.agents.alphazero.train`: the model's score (and
     its value-keeping share with ``positions``)."""
     import gymnasium as gym
 
-    from agents import UCT
-    from agents.alphazero import alphazero_agent
+    from mc_envs.agents import UCT
+    from mc_envs.agents.alphazero import alphazero_agent
     from mc_envs.two_player_cli import play_game, wilson_interval
 
     env = gym.make(env_id).unwrapped
@@ -107,7 +107,7 @@ def plot(history: list[dict], uct: int, path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    from agents.alphazero import TRAINING, add_training_arguments, train
+    from mc_envs.agents.alphazero import TRAINING, add_training_arguments, train
 
     add_training_arguments(parser)
     parser.set_defaults(games=64)

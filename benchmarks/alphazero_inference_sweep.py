@@ -25,9 +25,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mc_envs  # noqa: E402, F401
-from agents.alphazero import SHIPPED, Model  # noqa: E402
 from benchmarks.connect4_value_moves import model_moves, summary  # noqa: E402
 from benchmarks.reporting import provenance, save_report  # noqa: E402
+from mc_envs.agents.alphazero import SHIPPED, Model  # noqa: E402
 
 VALIDATION = Path(__file__).resolve().parent / "data" / "connect4_positions_val.json"
 

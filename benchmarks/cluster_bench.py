@@ -3,7 +3,7 @@
 Measured on this machine (SameGame position 2), for 1, 2 and 4 workers on one backend:
 
 - the cost of a round: rounds of tiny tasks (one playout each) through the same machinery as the
-  searches (:class:`agents.parallel.rounds.Rounds` over a pool); the round's wall time less its tasks'
+  searches (:class:`mc_envs.agents.parallel.rounds.Rounds` over a pool); the round's wall time less its tasks'
   search time, fitted as ``o(W) = o0 + o1 * W``; and the size of a task's result;
 - playouts/s of one worker, root parallelism (NMCS level 1), ``parallel="moves"`` (NMCS level
   2), ``parallel="distributed"`` (NRPA level 2 and 3) and the race (NRPA level 1), each under a
@@ -43,10 +43,10 @@ import gymnasium as gym  # noqa: E402
 from reporting import provenance, save_report  # noqa: E402
 
 import mc_envs  # noqa: E402, F401
-from agents import NMCS, NRPA  # noqa: E402
-from agents import parallel as parallel_module  # noqa: E402
-from agents.parallel.root import open_pool, solo  # noqa: E402
-from agents.parallel.rounds import Rounds  # noqa: E402
+from mc_envs.agents import NMCS, NRPA  # noqa: E402
+from mc_envs.agents import parallel as parallel_module  # noqa: E402
+from mc_envs.agents.parallel.root import open_pool, solo  # noqa: E402
+from mc_envs.agents.parallel.rounds import Rounds  # noqa: E402
 
 SCHEMES = {
     "root": lambda w, b, a: NMCS(level=1, seed=1, workers=w, backend=b, address=a),

@@ -6,7 +6,7 @@ Each case runs in a new process with a new, empty ``NUMBA_CACHE_DIR`` (so the pr
 workers and the compiling child all start cold), makes the env (SameGame position 2; its own
 kernels compile there, before the clock), then calls the search twice with ``--time`` seconds,
 one call right after the other. It reports each call's seconds counted from the call, playouts,
-score, ``extra["compile"]`` (the generic stand-in: :mod:`agents.compile_ahead`) and, for the
+score, ``extra["compile"]`` (the generic stand-in: :mod:`mc_envs.agents.compile_ahead`) and, for the
 parallel schemes, who searched. Nothing is asserted: it prints a table.
 """
 
@@ -38,7 +38,7 @@ CHILD = """
 import json, sys, time
 import gymnasium as gym
 import mc_envs
-from agents import NMCS, NRPA, UCT, compile_ahead
+from mc_envs.agents import NMCS, NRPA, UCT, compile_ahead
 
 if __name__ == "__main__":
     env = gym.make("mc_envs/SameGame-v0", position=2)

@@ -29,9 +29,9 @@ import gymnasium as gym
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mc_envs  # noqa: E402, F401
-from agents import UCT  # noqa: E402
-from agents.alphazero import SHIPPED, Model, alphazero_agent, init_model  # noqa: E402
 from benchmarks.reporting import provenance  # noqa: E402
+from mc_envs.agents import UCT  # noqa: E402
+from mc_envs.agents.alphazero import SHIPPED, Model, alphazero_agent, init_model  # noqa: E402
 from mc_envs.records import write_atomic  # noqa: E402
 from mc_envs.two_player_cli import wilson_interval  # noqa: E402
 

@@ -61,7 +61,7 @@ def bench_playouts(variant: str, count: int) -> None:
 
 def bench_nmcs(variant: str, level: int, seeds: int) -> None:
     """Prints the score distribution of complete NMCS searches over seeds 0..seeds-1."""
-    from agents import NMCS
+    from mc_envs.agents import NMCS
 
     env = gym.make(f"mc_envs/MorpionSolitaire{variant}-v0")
     env.reset(seed=0)

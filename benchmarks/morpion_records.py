@@ -28,7 +28,6 @@ sys.path.insert(0, str(ROOT))
 import gymnasium as gym  # noqa: E402
 
 import mc_envs  # noqa: E402, F401
-from agents import NMCS, NRPA  # noqa: E402
 from benchmarks.reporting import (  # noqa: E402
     drop_checkpoint,
     interrupted,
@@ -37,6 +36,7 @@ from benchmarks.reporting import (  # noqa: E402
     save_report,
     timed_search,
 )
+from mc_envs.agents import NMCS, NRPA  # noqa: E402
 from mc_envs.records import make_record, verify_record, write_record  # noqa: E402
 
 ENV_IDS = {"5D": "mc_envs/MorpionSolitaire5D-v0", "5T": "mc_envs/MorpionSolitaire5T-v0"}

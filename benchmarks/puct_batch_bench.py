@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/puct_batch_bench.py [--sims 100] [--sizes 1 16 64 256]``. On Connect Four
 positions (a few random moves from the start, one per game), with a random-weights two-layer MLP
-evaluator in numpy (:func:`agents.alphazero.init_model`, the shipped model's shape):
+evaluator in numpy (:func:`mc_envs.agents.alphazero.init_model`, the shipped model's shape):
 
 - batched: ``PUCT(evaluator=net).search_batch(vector_env)`` over M sub-envs, positions/s = M /
   the search's wall time (the best of ``--repeats``), and the share of it spent in the network;
@@ -76,7 +76,7 @@ class Timed:
 def batched(net, states: list, sims: int, repeats: int) -> dict:
     import gymnasium as gym
 
-    from agents import PUCT
+    from mc_envs.agents import PUCT
 
     venv = gym.make_vec(ENV_ID, num_envs=len(states), vectorization_mode="vector_entry_point")
     venv.reset(seed=0)
@@ -100,7 +100,7 @@ def batched(net, states: list, sims: int, repeats: int) -> dict:
 def single(net, states: list, sims: int, batch_size: int) -> dict:
     import gymnasium as gym
 
-    from agents import PUCT
+    from mc_envs.agents import PUCT
 
     env = gym.make(ENV_ID).unwrapped
     env.reset(seed=0)
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> dict:
     report["openblas_threads"] = os.environ["OPENBLAS_NUM_THREADS"]
     report["settings"] = {"sims": args.sims, "hidden": args.hidden, "form": "alphazero", "c": 1.5}
 
-    from agents.alphazero import init_model
+    from mc_envs.agents.alphazero import init_model
 
     net = init_model(ENV_ID, 2 * 6 * 7, 7, hidden=args.hidden, seed=args.seed)
     states = positions(max(max(args.sizes), args.single_positions), args.seed)

@@ -62,7 +62,7 @@ def timed_search(
         "seconds": spent + result.seconds,
         "trace": trace,
         "stopped": result.stopped,
-        # agents.parallel.race's own report
+        # mc_envs.agents.parallel.race's own report
         **({"race": result.extra["race"]} if "race" in result.extra else {}),
     }
 

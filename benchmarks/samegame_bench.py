@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import mc_envs  # noqa: E402,F401
-from agents import NMCS, NRPA  # noqa: E402
+from mc_envs.agents import NMCS, NRPA  # noqa: E402
 
 REF = Path(os.environ.get("MC_ENVS_SAMEGAME_REF", ROOT.parent / "shared" / "bench" / "run_ref.sh"))
 POLICY_CODE = {"random": 0, "tabu": 1}

@@ -12,7 +12,7 @@ selective NRPA level 4 scores from mc_envs/data/samegame/published_scores.csv) a
 writes everything, with each position's best score against time, to benchmarks/out/
 samegame_standard_<algo>_l<level>.json; with ``--plot``, draws the score of every position against
 time (matplotlib, Agg backend) into a PNG beside it, like the figures of the NMCS paper.
-NRPA's variants (agents.nested.nrpa_options) are options. Every game found is replayed in a fresh env
+NRPA's variants (mc_envs.agents.nested.nrpa_options) are options. Every game found is replayed in a fresh env
 and must give its score. A position's search keeps a checkpoint beside the report until the
 position is reported: ``--resume`` continues it for the time it has left.
 """
@@ -32,7 +32,6 @@ sys.path.insert(0, str(ROOT))
 import gymnasium as gym  # noqa: E402
 
 import mc_envs  # noqa: E402, F401
-from agents import NMCS, NRPA  # noqa: E402
 from benchmarks.reporting import (  # noqa: E402
     best_at,
     drop_checkpoint,
@@ -42,6 +41,7 @@ from benchmarks.reporting import (  # noqa: E402
     save_report,
     timed_search,
 )
+from mc_envs.agents import NMCS, NRPA  # noqa: E402
 
 COLUMNS = {
     "SP-MCTS 2008": "SPMCTS1_Schadd2008",
@@ -60,7 +60,7 @@ def published() -> dict[int, dict[str, int]]:
 
 
 def variants(args: argparse.Namespace) -> dict:
-    """NRPA's variant options given on the command line (agents.nested.nrpa_options)."""
+    """NRPA's variant options given on the command line (mc_envs.agents.nested.nrpa_options)."""
     return {
         "tau": args.tau,
         "bias": args.bias,
@@ -207,14 +207,14 @@ def main(argv: list[str] | None = None) -> None:
         choices=("root", "race"),
         default="root",
         help="NRPA: root workers, or a race of the policies (default: every tabu colour and plain "
-        "NRPA probe, the best --workers continue; agents.parallel.race)",
+        "NRPA probe, the best --workers continue; mc_envs.agents.parallel.race)",
     )
     parser.add_argument(
         "--heats",
         type=int,
         default=1,
         help="NRPA race: split each position's time into this many races with fresh seeds, the "
-        "best game kept (agents.parallel.race)",
+        "best game kept (mc_envs.agents.parallel.race)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tau", type=float, default=1.0, help="NRPA: GNRPA's temperature")

@@ -1,12 +1,12 @@
 """AlphaZero self-play, one game at a time against many games searched together, same network.
 
 Run: ``python benchmarks/selfplay_bench.py [--sims 50] [--games 64] [--parallel 64]``. With the
-shipped Connect Four model (:func:`agents.alphazero.shipped_model`) and the same simulations a
+shipped Connect Four model (:func:`mc_envs.agents.alphazero.shipped_model`) and the same simulations a
 move, it times
 
-- one game at a time: :func:`agents.alphazero.self_play` (PUCT on one env, leaves evaluated in
+- one game at a time: :func:`mc_envs.agents.alphazero.self_play` (PUCT on one env, leaves evaluated in
   batches of 8), over ``--single-games`` games;
-- together: :func:`agents.alphazero.self_play_batch`, ``--games`` games, ``--parallel`` at a time
+- together: :func:`mc_envs.agents.alphazero.self_play_batch`, ``--games`` games, ``--parallel`` at a time
   in a compiled vector env, one network call a simulation for all of them;
 
 and prints positions/s (training positions recorded per second of wall time) and their ratio,
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
 
-    from agents.alphazero import self_play, self_play_batch, shipped_model
+    from mc_envs.agents.alphazero import self_play, self_play_batch, shipped_model
 
     model = shipped_model()
     self_play(model, sims=4, seed=0)  # compiles

@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 
 import mc_envs  # noqa: F401  (registers the ids)
-from agents import NMCS
+from mc_envs.agents import NMCS
 from mc_envs.games import sudoku as S
 from mc_envs.games.sudoku_solve import dfs
 from mc_envs.rng import rng_state

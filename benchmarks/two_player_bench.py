@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 
 import mc_envs  # noqa: F401
-from agents import UCT
+from mc_envs.agents import UCT
 
 GAMES = {
     "connect_four": ("mc_envs/ConnectFour-v0", "connect_four_v3", "connect_four"),

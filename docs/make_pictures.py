@@ -48,7 +48,7 @@ def searched(env_id: str, agent, **kwargs):
 
 def self_play(env_id: str, iterations: int):
     """Two seeded UCT players, one game to its end."""
-    from agents import UCT
+    from mc_envs.agents import UCT
 
     env = gym.make(env_id).unwrapped
     env.reset(seed=0)
@@ -66,8 +66,8 @@ def self_play(env_id: str, iterations: int):
 
 def game(env_id: str):
     """The replay of one finished game of ``env_id`` and its caption."""
-    from agents import NMCS
-    from render.replay import Replay, load
+    from mc_envs.agents import NMCS
+    from mc_envs.render.replay import Replay, load
 
     name = slug(env_id)
     if name.startswith("MorpionSolitaire"):
@@ -101,9 +101,9 @@ def write_small_gif(frames, path: Path, fps: float) -> None:
 
 
 def main(ids: list[str]) -> int:
-    from render.draw import surface_to_array
-    from render.replay import frame_surface, frames
-    from render.video import write_png
+    from mc_envs.render.draw import surface_to_array
+    from mc_envs.render.replay import frame_surface, frames
+    from mc_envs.render.video import write_png
 
     OUT.mkdir(exist_ok=True)
     index = OUT / "pictures.json"

@@ -9,8 +9,8 @@ import argparse
 import gymnasium as gym
 
 import mc_envs  # noqa: F401
-from agents import RandomAgent
-from agents.alphazero import alphazero_agent, train
+from mc_envs.agents import RandomAgent
+from mc_envs.agents.alphazero import alphazero_agent, train
 from mc_envs.two_player_cli import play_game
 
 

@@ -9,8 +9,8 @@ up the coin where it lands. The best walk is known by dynamic programming, so we
 import gymnasium as gym
 import numpy as np
 
-from agents import NMCS
 from mc_envs import IllegalActionError, State
+from mc_envs.agents import NMCS
 
 
 class CoinWalk(gym.Env):

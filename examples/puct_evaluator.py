@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 
 import mc_envs  # noqa: F401  (registers the ids)
-from agents import PUCT
+from mc_envs.agents import PUCT
 
 CENTRE = np.array([1, 2, 3, 4, 3, 2, 1], dtype=float)
 

@@ -8,7 +8,7 @@ import argparse
 import gymnasium as gym
 
 import mc_envs  # noqa: F401  (registers the ids)
-from agents import NMCS
+from mc_envs.agents import NMCS
 from mc_envs.records import make_record, verify_record, write_record
 
 parser = argparse.ArgumentParser()

@@ -78,7 +78,7 @@ def _env_kwargs(args: argparse.Namespace, game: Game) -> dict:
 
 
 def _make_agent(args: argparse.Namespace, env: Any) -> Any:
-    import agents
+    from mc_envs import agents
 
     args.parallel = nrpa_scheme(args, env)
     parallel = {"workers": args.workers, "backend": args.backend, "address": args.address}
@@ -267,8 +267,8 @@ def warm_here(levels: int, say: Any = None) -> str:
     import gymnasium as gym
 
     import mc_envs
-    from agents import NMCS, NRPA, UCT
     from mc_envs._numba import cache_dir
+    from mc_envs.agents import NMCS, NRPA, UCT
 
     lines: list[str] = []
 
@@ -300,7 +300,7 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     if args.address is None:
         warm_here(args.levels, say=lambda text: print(text, flush=True))
         return 0
-    from agents.parallel.pools import warm_cluster
+    from mc_envs.agents.parallel.pools import warm_cluster
 
     for report in warm_cluster(args.address, warm_here, args.levels):
         print(report)
@@ -325,7 +325,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
         return 0
-    from render.play import run
+    from mc_envs.render.play import run
 
     kwargs = _env_kwargs(args, game)
     try:
@@ -342,7 +342,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from render import replay
+    from mc_envs.render import replay
 
     try:
         game = replay.load(args.file, variant=args.variant)

@@ -12,7 +12,7 @@ from mc_envs.cli_input import NATURAL, POSITIVE_FLOAT, POSITIVE_INT, UsageError
 def add_nrpa_flags(solve: argparse.ArgumentParser) -> None:
     """Adds NRPA's variant flags to the ``solve`` parser (default None: the game's)."""
     nrpa = solve.add_argument_group(
-        "NRPA's variants (default: the game's; see agents.nested.nrpa_options)"
+        "NRPA's variants (default: the game's; see mc_envs.agents.nested.nrpa_options)"
     )
     nrpa.add_argument("--tau", type=POSITIVE_FLOAT, help="GNRPA's temperature")
     nrpa.add_argument("--bias", type=float, help="GNRPA's weight of the game's move bias")
@@ -28,7 +28,7 @@ def add_nrpa_flags(solve: argparse.ArgumentParser) -> None:
 
 
 NRPA_VARIANTS = ("tau", "bias", "stabilize", "repeats", "codes", "warm_start", "heats")
-"""NRPA's variant options on the command line (agents.nested.nrpa_options, and a race's ``heats``);
+"""NRPA's variant options on the command line (mc_envs.agents.nested.nrpa_options, and a race's ``heats``);
 None: the game's default."""
 
 

@@ -99,11 +99,11 @@ class PlanningEnv(gym.Env):
     observation. The state array is ``self._state``; a scratch array for the kernel is ``self._ws``.
 
     ``default_policy`` names the playout policy a planner uses when given none; ``nrpa_variants``
-    holds the NRPA options (:mod:`agents.nested.nrpa_options`) that ``mc-envs solve --algo nrpa`` uses for
+    holds the NRPA options (:mod:`mc_envs.agents.nested.nrpa_options`) that ``mc-envs solve --algo nrpa`` uses for
     the game unless its flags say otherwise (the library's ``NRPA`` stays plain by default), and
     ``nrpa_portfolio`` the policies its root-parallel workers take in turn when ``--policy`` is not
     given and there are at least as many workers (empty: every worker uses ``default_policy``), and
-    ``nrpa_race`` the policies a race (``parallel="race"``, :mod:`agents.parallel.race`) tries when given none
+    ``nrpa_race`` the policies a race (``parallel="race"``, :mod:`mc_envs.agents.parallel.race`) tries when given none
     (empty: the game has nothing to race).
 
     Illegal actions. An action of the action space that is not legal in the current state (or any
@@ -437,7 +437,9 @@ class PlanningEnv(gym.Env):
         if self.render_mode == "ansi":
             return self._ansi()
         if self.render_mode in ("rgb_array", "human"):
-            from render import render_env  # lazy: mc_envs never imports pygame at module top
+            from mc_envs.render import (
+                render_env,  # lazy: mc_envs never imports pygame at module top
+            )
 
             return render_env(self)
         return None
@@ -445,7 +447,7 @@ class PlanningEnv(gym.Env):
     def close(self) -> None:
         """Closes the ``"human"`` window, if one was opened."""
         if getattr(self, "_render_window", None) is not None:
-            from render import close_env
+            from mc_envs.render import close_env
 
             close_env(self)
         super().close()

@@ -44,7 +44,7 @@ class Game:
         env_id: the Gymnasium id.
         entry_point: ``module:Class`` of the env.
         game: the env's ``game`` attribute (which drawing an env gets).
-        drawing: the drawing module, ``render.draw.<drawing>``.
+        drawing: the drawing module, ``mc_envs.render.draw.<drawing>``.
         kwargs: the id's registered keyword arguments.
         cli: what the command-line name adds to them (``sudoku16``: ``size=16``).
         play: play's defaults (the window), over ``cli``.

@@ -6,7 +6,7 @@ Plain functions, no argparse, so scripts and tests call them directly::
     stats = arena("connect4", "uct-hard", "random", games=20)   # prints W/D/L with a 95% interval
     play_terminal("tictactoe", vs="uct", iterations=2000)         # a human game in the terminal
 
-Agent specs are those of :mod:`agents.specs` (``"random"``, ``"uct"``, ``"uct-hard"``,
+Agent specs are those of :mod:`mc_envs.agents.specs` (``"random"``, ``"uct"``, ``"uct-hard"``,
 ``"puct-heuristic"`` ...); games are the two-player games of :data:`mc_envs.registry.GAMES`.
 Agents live in ``agents`` and are imported only when these functions run.
 """
@@ -39,7 +39,7 @@ def game_id(game: str) -> str:
 def make_agent(
     spec: str, *, seed: int = 0, iterations: int | None = None, time_limit: float | None = None
 ) -> Any:
-    """An agent from a spec string (:func:`agents.specs.parse`: ``"uct-hard"``, ``"random"`` ...).
+    """An agent from a spec string (:func:`mc_envs.agents.specs.parse`: ``"uct-hard"``, ``"random"`` ...).
 
     Args:
         spec: the agent spec.
@@ -49,7 +49,7 @@ def make_agent(
     Raises:
         ValueError: an unknown spec, naming the known ones.
     """
-    from agents.specs import parse
+    from mc_envs.agents.specs import parse
 
     return parse(spec, seed=seed, iterations=iterations, time_limit=time_limit)
 

@@ -5,7 +5,7 @@ from pathlib import Path
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 # A search on a cold numba cache stands in on the generic path while a child compiles
-# (agents.compile_ahead): off in the suite, and in its subprocesses, so that every test sees the
+# (mc_envs.agents.compile_ahead): off in the suite, and in its subprocesses, so that every test sees the
 # compiled search it asserts on; tests/test_compile_ahead.py turns it on.
 os.environ["MC_ENVS_COMPILE_AHEAD"] = "0"
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 
 import mc_envs
-from agents import NMCS
+from mc_envs.agents import NMCS
 from mc_envs.core import State
 from mc_envs.rng import rng_state
 

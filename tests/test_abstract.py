@@ -163,7 +163,7 @@ def test_dynamic_programme_matches_enumeration() -> None:
 
 
 def test_nmcs_level_1_always_finds_the_leftmost_path() -> None:
-    from agents import NMCS
+    from mc_envs.agents import NMCS
 
     for depth in (1, 2, 5, 10, 20, 40):
         env = gym.make("mc_envs/LeftmostPath-v0", depth=depth)
@@ -176,7 +176,7 @@ def test_nmcs_level_1_always_finds_the_leftmost_path() -> None:
 
 @pytest.mark.parametrize(("level", "depth"), [(1, 6), (2, 6), (3, 5)])
 def test_nmcs_without_memorisation_matches_the_theory(level: int, depth: int) -> None:
-    from agents import NMCS
+    from mc_envs.agents import NMCS
 
     env = gym.make("mc_envs/LeftMove-v0", depth=depth)
     env.reset()
@@ -191,7 +191,7 @@ def test_nmcs_without_memorisation_matches_the_theory(level: int, depth: int) ->
 
 
 def test_memorisation_helps() -> None:
-    from agents import NMCS
+    from mc_envs.agents import NMCS
 
     env = gym.make("mc_envs/LeftMove-v0", depth=8)
     env.reset()
@@ -202,7 +202,7 @@ def test_memorisation_helps() -> None:
 
 @pytest.mark.parametrize("env_id", ["mc_envs/LeftMove-v0", "mc_envs/LeftmostPath-v0"])
 def test_nmcs_compiled_and_generic_paths_agree(env_id: str) -> None:
-    from agents import NMCS
+    from mc_envs.agents import NMCS
 
     env = gym.make(env_id, depth=12)
     env.reset()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mc_envs  # noqa: F401
-from agents.alphazero import (
+from mc_envs.agents.alphazero import (
     Model,
     Trainer,
     alphazero_agent,
@@ -118,7 +118,7 @@ def test_gumbel_self_play_records_improved_policies() -> None:
 
 
 def test_openings_are_prior_moves_that_stop_short_of_the_end() -> None:
-    from agents.alphazero.selfplay import play_openings
+    from mc_envs.agents.alphazero.selfplay import play_openings
 
     envs = gym.make_vec(
         "mc_envs/ConnectFour-v0", num_envs=200, vectorization_mode="vector_entry_point"
@@ -245,7 +245,7 @@ def test_bad_model_files_name_the_file_and_array(tmp_path) -> None:
 
 def test_the_resnet_is_one_forward_pass_in_numpy_and_jax_and_convolves_as_written(tmp_path):
     jnp = pytest.importorskip("jax.numpy")
-    from agents.alphazero.net import _conv3, forward, init_params
+    from mc_envs.agents.alphazero.net import _conv3, forward, init_params
 
     arch = {"kind": "resnet", "shape": [2, 6, 7], "channels": 4, "blocks": 2, "hidden": 8}
     params = init_params(arch, 84, 7, seed=1)

@@ -9,7 +9,7 @@ import pytest
 from helpers import value
 
 import mc_envs  # noqa: F401
-from agents.alphazero import alphazero_agent, train
+from mc_envs.agents.alphazero import alphazero_agent, train
 from mc_envs.games import tictactoe as ttt
 
 

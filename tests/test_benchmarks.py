@@ -74,7 +74,7 @@ def test_samegame_standard_resumes_with_the_positions_already_played(tmp_path, c
 def test_samegame_standard_races_in_heats_and_names_them(tmp_path):
     from helpers import samegame
 
-    from agents import NRPA
+    from mc_envs.agents import NRPA
 
     # A race's time limit counts from the call, compilation included: the searches are made
     # ready first, so that the first heat does not spend the second's time compiling them.
@@ -91,8 +91,8 @@ def test_samegame_standard_races_in_heats_and_names_them(tmp_path):
 
 def test_a_timed_search_cut_short_resumes_for_the_time_it_has_left(tmp_path):
     sys.path.insert(0, str(BENCHMARKS.parent))
-    from agents import NRPA
     from benchmarks.reporting import drop_checkpoint, timed_search
+    from mc_envs.agents import NRPA
 
     env = gym.make("mc_envs/SameGame-v0", position=3).unwrapped
     env.reset()
@@ -174,7 +174,7 @@ def test_connect4_positions_and_the_value_moves_benchmark_resume(tmp_path, capsy
     assert report["summary"]["uct200"]["all"]["preserved"] == kept
     assert "UCT 200 iterations" in capsys.readouterr().out
     # A residual network's model plays there too, and its untrained twin has its architecture.
-    from agents.alphazero.model import init_model
+    from mc_envs.agents.alphazero.model import init_model
 
     arch = {"kind": "resnet", "shape": [2, 6, 7], "channels": 4, "blocks": 1, "hidden": 8}
     resnet = tmp_path / "resnet.npz"

@@ -13,8 +13,8 @@ import gymnasium as gym
 import pytest
 
 import mc_envs  # noqa: F401
-from agents import NMCS, NRPA
-from agents.checkpoint import read_checkpoint
+from mc_envs.agents import NMCS, NRPA
+from mc_envs.agents.checkpoint import read_checkpoint
 from mc_envs.envs.samegame import SameGameEnv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +25,7 @@ import sys
 sys.path.insert(0, {root!r})
 import gymnasium as gym
 import mc_envs
-from agents import NRPA
+from mc_envs.agents import NRPA
 env = gym.make("mc_envs/SameGame-v0", position=8).unwrapped
 env.reset()
 NRPA(level=3, iterations=10, seed=2).search(
@@ -110,7 +110,7 @@ import sys
 sys.path.insert(0, {root!r})
 import gymnasium as gym
 import mc_envs
-from agents import NMCS
+from mc_envs.agents import NMCS
 env = gym.make("mc_envs/SameGame-v0", position=8).unwrapped
 env.reset()
 NMCS(level=3, seed=2).search(env, playouts={playouts}, checkpoint={path!r}, checkpoint_every=0.1)

@@ -17,8 +17,8 @@ import gymnasium as gym
 import pytest
 
 import mc_envs  # noqa: F401
-from agents import NMCS, NRPA
-from agents.checkpoint import checksum, read_checkpoint
+from mc_envs.agents import NMCS, NRPA
+from mc_envs.agents.checkpoint import checksum, read_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,7 +27,7 @@ import json, sys
 sys.path.insert(0, {root!r})
 import gymnasium as gym
 import mc_envs
-from agents import NMCS, NRPA
+from mc_envs.agents import NMCS, NRPA
 env = gym.make("mc_envs/SameGame-v0", position=3).unwrapped
 env.reset()
 for path in json.loads(sys.stdin.read()):
@@ -188,7 +188,7 @@ import sys
 sys.path.insert(0, {root!r})
 import gymnasium as gym
 import mc_envs
-from agents import NMCS
+from mc_envs.agents import NMCS
 env = gym.make("mc_envs/SameGame-v0", position=1)
 env.reset()
 print(NMCS(level=1, workers=2).search(env, playouts=200).score)

@@ -23,7 +23,7 @@ import pytest
 from helpers import replayed_score, samegame
 from ray_cluster import ROOT, Cluster
 
-from agents import NMCS, NRPA
+from mc_envs.agents import NMCS, NRPA
 
 ray = pytest.importorskip("ray")
 
@@ -113,7 +113,7 @@ def test_mc_envs_solve_runs_on_the_cluster_address(cluster, tmp_path):
 
 
 def test_warmup_reaches_every_node(cluster):
-    from agents.parallel.pools import warm_cluster
+    from mc_envs.agents.parallel.pools import warm_cluster
 
     node = cluster.add_node(cpus=1)
     try:

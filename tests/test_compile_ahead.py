@@ -13,8 +13,8 @@ import pytest
 from helpers import replayed_score
 
 import mc_envs  # noqa: F401
-from agents import NMCS, NRPA, PUCT, UCT, compile_ahead
-from agents.mcts.puct import connect_four_prior
+from mc_envs.agents import NMCS, NRPA, PUCT, UCT, compile_ahead
+from mc_envs.agents.mcts.puct import connect_four_prior
 
 ROOT = Path(__file__).resolve().parent.parent
 COLD = textwrap.dedent(
@@ -22,7 +22,7 @@ COLD = textwrap.dedent(
     import json, sys, time
     import gymnasium as gym
     import mc_envs
-    from agents import NMCS, NRPA, UCT, compile_ahead
+    from mc_envs.agents import NMCS, NRPA, UCT, compile_ahead
 
     env = gym.make("mc_envs/WeakSchur-v0")
     env.reset(seed=0)

@@ -8,7 +8,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import mc_envs
-from agents import UCT, RandomAgent
+from mc_envs.agents import UCT, RandomAgent
 from mc_envs.games import connect_four as c4
 from mc_envs.two_player_cli import play_game
 

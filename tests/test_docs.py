@@ -110,8 +110,8 @@ def test_the_script_draws_the_committed_picture():
         import make_pictures
     finally:
         sys.path.remove(str(DOCS))
-    from render.draw import surface_to_array
-    from render.replay import frame_surface
+    from mc_envs.render.draw import surface_to_array
+    from mc_envs.render.replay import frame_surface
 
     replay, caption = make_pictures.game("mc_envs/LeftMove-v0")
     drawn = surface_to_array(frame_surface(replay, len(replay)))

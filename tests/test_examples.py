@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents import NMCS
+from mc_envs.agents import NMCS
 from mc_envs.testing import check_planning_env
 
 ROOT = Path(__file__).resolve().parent.parent

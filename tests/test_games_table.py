@@ -32,14 +32,14 @@ def test_the_registered_ids_are_the_table_s() -> None:
 def test_each_game_makes_its_env_and_has_its_drawing(game) -> None:
     env = gym.make(game.env_id, **game.cli).unwrapped
     assert env.game == game.game
-    module = importlib.import_module(f"render.draw.{game.drawing}")
+    module = importlib.import_module(f"mc_envs.render.draw.{game.drawing}")
     for function in ("board_size", "draw", "cell_at", "cell_center", "status", "click"):
         assert callable(getattr(module, function)), (game.name, function)
 
 
 def test_agent_specs_are_parsed_in_one_place() -> None:
-    from agents import PUCT, UCT, RandomAgent
-    from agents.specs import known, parse
+    from mc_envs.agents import PUCT, UCT, RandomAgent
+    from mc_envs.agents.specs import known, parse
 
     assert isinstance(parse("random"), RandomAgent)
     hard = parse("uct-hard", seed=3)
@@ -55,7 +55,7 @@ def test_agent_specs_are_parsed_in_one_place() -> None:
 def test_an_unknown_opponent_is_refused_naming_the_known_ones() -> None:
     with pytest.raises(ValueError, match="unknown agent 'strong'.*'uct-hard'"):
         gym.make("mc_envs/ConnectFour-v0", opponent="strong")
-    from render.play import make_opponent
+    from mc_envs.render.play import make_opponent
 
     with pytest.raises(ValueError, match="unknown agent"):
         make_opponent("uct-superhuman")

@@ -20,8 +20,8 @@ from test_puct_batch import (
     uniform,
 )
 
-from agents import PUCT
-from agents.mcts.gumbel import visit_schedule
+from mc_envs.agents import PUCT
+from mc_envs.agents.mcts.gumbel import visit_schedule
 
 
 def test_the_schedule_halves_the_considered_actions_phase_by_phase() -> None:
@@ -100,7 +100,7 @@ def test_the_same_seed_gives_the_same_search_and_gumbel_needs_an_evaluator() -> 
 
 
 def test_completed_sigma_completes_unvisited_values_and_rescales() -> None:
-    from agents.mcts.gumbel import completed_sigma, completed_sigma_rows
+    from mc_envs.agents.mcts.gumbel import completed_sigma, completed_sigma_rows
 
     # Visited: 0.8 (2 visits). Unvisited ones get (0.2 + 2 * 0.8) / 3 = 0.6; rescaled over
     # [0.6, 0.8] and multiplied by (50 + 2) * 0.1.

@@ -11,7 +11,7 @@ import pytest
 from helpers import best_score, replayed_score
 
 import mc_envs  # noqa: F401
-from agents import NMCS, NRPA
+from mc_envs.agents import NMCS, NRPA
 from mc_envs.envs.samegame import SameGameEnv
 
 

@@ -6,7 +6,7 @@ import pytest
 from helpers import best_score, replayed_score, samegame
 
 import mc_envs  # noqa: F401
-from agents import NRPA
+from mc_envs.agents import NRPA
 from mc_envs.envs.samegame import SameGameEnv
 
 
@@ -78,7 +78,7 @@ def test_adapting_from_move_logs_equals_replaying_the_sequences(
 
     logged = search()
     monkeypatch.setattr(
-        "agents.nested.nrpa.LOG_CAPACITY", 0
+        "mc_envs.agents.nested.nrpa.LOG_CAPACITY", 0
     )  # no room for a log: every step replayed
     replayed = search()
     assert (logged.score, logged.actions, logged.playouts) == (
@@ -165,7 +165,7 @@ def test_search_leaves_the_env_as_it_was():
 def test_a_time_limit_alone_restarts_until_it_ends():
     import gymnasium as gym
 
-    from agents import NRPA
+    from mc_envs.agents import NRPA
 
     env = gym.make("mc_envs/LeftMove-v0", depth=6).unwrapped
     env.reset()

@@ -1,4 +1,4 @@
-"""NRPA's variants (agents.nested.nrpa_options): each on a problem whose answer is known, compiled and
+"""NRPA's variants (mc_envs.agents.nested.nrpa_options): each on a problem whose answer is known, compiled and
 generic paths agreeing, resumable, and plain NRPA unchanged when every option keeps its default."""
 
 import json
@@ -8,7 +8,7 @@ import pytest
 from helpers import best_score, replayed_score, samegame
 
 import mc_envs  # noqa: F401
-from agents import NRPA
+from mc_envs.agents import NRPA
 from mc_envs.envs.samegame import SameGameEnv
 from mc_envs.games import samegame as sg
 from mc_envs.games import samegame_select as sgs

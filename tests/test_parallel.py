@@ -5,8 +5,8 @@ import pytest
 from helpers import replayed_score, samegame
 
 import mc_envs  # noqa: F401
-from agents import NMCS, NRPA
-from agents.parallel.root import worker_seed
+from mc_envs.agents import NMCS, NRPA
+from mc_envs.agents.parallel.root import worker_seed
 from mc_envs.envs.samegame import SameGameEnv
 
 
@@ -154,9 +154,9 @@ def test_an_nrpa_policy_portfolio_gives_each_worker_its_policy():
 
 @pytest.mark.parametrize("scheme", ["distributed", "moves"])
 def test_rounds_that_keep_too_few_workers_busy_give_way_to_root_parallelism(scheme, monkeypatch):
-    import agents.parallel.root
+    import mc_envs.agents.parallel.root
 
-    monkeypatch.setattr(agents.parallel.root, "FALLBACK", 100.0)  # any round is too small
+    monkeypatch.setattr(mc_envs.agents.parallel.root, "FALLBACK", 100.0)  # any round is too small
     env = samegame(5)
     agent_class, kwargs = (NRPA, {"iterations": 20}) if scheme == "distributed" else (NMCS, {})
     seconds = 3.0 if scheme == "distributed" else 8.0  # moves: judged after a few moves' rounds

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import mc_envs  # noqa: F401
-from agents import PUCT, RandomAgent
-from agents.mcts.puct import connect_four_prior
+from mc_envs.agents import PUCT, RandomAgent
+from mc_envs.agents.mcts.puct import connect_four_prior
 from mc_envs.two_player_cli import play_game
 
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import mc_envs  # noqa: F401
-from agents import PUCT
-from agents.mcts.puct import connect_four_prior
-from agents.mcts.puct_batch import NO_ACTION
+from mc_envs.agents import PUCT
+from mc_envs.agents.mcts.puct import connect_four_prior
+from mc_envs.agents.mcts.puct_batch import NO_ACTION
 
 C4, TTT = "mc_envs/ConnectFour-v0", "mc_envs/TicTacToe-v0"
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mc_envs  # noqa: F401
-from agents import PUCT
+from mc_envs.agents import PUCT
 
 
 def make(env_id: str, *moves: int, **kwargs):

@@ -1,4 +1,4 @@
-"""Races of policies (agents.parallel.race) and SameGame's ranked tabu colours."""
+"""Races of policies (mc_envs.agents.parallel.race) and SameGame's ranked tabu colours."""
 
 import json
 import pickle
@@ -10,9 +10,9 @@ import pytest
 from helpers import replayed_score, samegame
 
 import mc_envs  # noqa: F401
-from agents.nested.nrpa import NRPA
-from agents.parallel import race
-from agents.parallel.root import worker_seed
+from mc_envs.agents.nested.nrpa import NRPA
+from mc_envs.agents.parallel import race
+from mc_envs.agents.parallel.root import worker_seed
 from mc_envs.cli import main
 from mc_envs.games import samegame as sg
 

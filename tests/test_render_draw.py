@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import mc_envs  # noqa: F401
+from mc_envs import render
 from mc_envs.envs.abstract import LeftmostPathEnv, LeftMoveEnv
 from mc_envs.envs.connect_four import ConnectFourEnv
 from mc_envs.envs.morpion import MorpionSolitaireEnv
@@ -35,8 +36,8 @@ def _forget_pygame():
 def forget_pygame() -> None:
     import pygame
 
-    from render.draw import morpion, samegame
-    from render.theme import _TEXT_CACHE, font
+    from mc_envs.render.draw import morpion, samegame
+    from mc_envs.render.theme import _TEXT_CACHE, font
 
     pygame.quit()
     font.cache_clear()
@@ -48,7 +49,7 @@ def forget_pygame() -> None:
 
 
 def theme():
-    from render.theme import default_theme
+    from mc_envs.render.theme import default_theme
 
     return default_theme()
 
@@ -58,8 +59,6 @@ def pixel(frame: np.ndarray, xy: tuple[int, int]) -> tuple[int, ...]:
 
 
 def frame_of(env, highlight=None) -> np.ndarray:
-    import render
-
     return render.frame(env, highlight=highlight)
 
 
@@ -138,7 +137,7 @@ def test_bad_render_mode_is_refused() -> None:
 
 
 def test_samegame_colours_at_cells() -> None:
-    from render.draw import samegame as d
+    from mc_envs.render.draw import samegame as d
 
     board = np.array([[1, 0, 0], [2, 3, 0], [2, 1, 5]])
     env = SameGameEnv(board=board)
@@ -163,8 +162,6 @@ def test_samegame_highlight_outlines_the_group() -> None:
 
 
 def test_samegame_marks_change_the_cells() -> None:
-    import render
-
     env = SameGameEnv(board=np.array([[1, 2], [3, 4]]))
     env.reset()
     plain = render.frame(env)
@@ -174,7 +171,7 @@ def test_samegame_marks_change_the_cells() -> None:
 
 
 def test_tictactoe_stones() -> None:
-    from render.draw import tictactoe as d
+    from mc_envs.render.draw import tictactoe as d
 
     env = TicTacToeEnv()
     env.reset()
@@ -208,7 +205,7 @@ def test_connect_four_stones() -> None:
 
 
 def test_sudoku_givens_played_and_dead_cells() -> None:
-    from render.draw import sudoku as d
+    from mc_envs.render.draw import sudoku as d
 
     env = SudokuEnv(puzzle=EASY, branching="all")
     env.reset()
@@ -228,7 +225,7 @@ def test_sudoku_givens_played_and_dead_cells() -> None:
 
 
 def test_morpion_cross_dots_and_lines() -> None:
-    from render.draw import morpion as d
+    from mc_envs.render.draw import morpion as d
 
     env = MorpionSolitaireEnv("5D")
     env.reset()
@@ -252,8 +249,8 @@ def test_morpion_cross_dots_and_lines() -> None:
 
 
 def test_abstract_slots() -> None:
-    from render.draw import abstract as d
-    from render.theme import OKABE_ITO
+    from mc_envs.render.draw import abstract as d
+    from mc_envs.render.theme import OKABE_ITO
 
     env = LeftmostPathEnv(depth=4)
     env.reset()
@@ -285,7 +282,7 @@ def _envs():
 
 @pytest.mark.parametrize("name", list(_envs()))
 def test_cell_at_inverts_cell_center(name: str) -> None:
-    from render.draw import module_for
+    from mc_envs.render.draw import module_for
 
     env = _envs()[name]
     env.reset(seed=0)

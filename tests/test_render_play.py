@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 
+from mc_envs import render
 from mc_envs.games import morpion as mrules
 
 pygame = pytest.importorskip("pygame")
@@ -18,14 +19,12 @@ BOARD = "1122\n1122\n3344\n3345"
 @pytest.fixture(autouse=True, scope="module")
 def _display():
     """A dummy display (events can be posted); pygame is unloaded afterwards (see test_render_draw)."""
-    import render
-
     render.require_pygame()
     pygame.display.init()
     pygame.display.set_mode((8, 8))
     yield
-    from render.draw import morpion, samegame
-    from render.theme import _TEXT_CACHE, font
+    from mc_envs.render.draw import morpion, samegame
+    from mc_envs.render.theme import _TEXT_CACHE, font
 
     pygame.quit()
     font.cache_clear()
@@ -37,7 +36,7 @@ def _display():
 
 
 def session_for(game: str, **kwargs):
-    from render.play import PlaySession, make_env
+    from mc_envs.render.play import PlaySession, make_env
 
     env_kwargs = kwargs.pop("env_kwargs", {})
     env = make_env(game, **env_kwargs)
@@ -61,7 +60,7 @@ def post_and_process(session, events):
 
 
 def test_scripted_samegame_session_with_undo() -> None:
-    from render.play import make_env
+    from mc_envs.render.play import make_env
 
     s = session_for("samegame", env_kwargs={"board": BOARD})
     cols = s.env.cols
@@ -175,7 +174,7 @@ def test_sudoku_select_and_type() -> None:
 
 
 def test_two_player_against_an_agent_in_the_background() -> None:
-    from agents import RandomAgent
+    from mc_envs.agents import RandomAgent
 
     s = session_for("connect4", opponent=RandomAgent(seed=1))
     s.process([click(s, 3)])
@@ -186,7 +185,7 @@ def test_two_player_against_an_agent_in_the_background() -> None:
 
 
 def test_opponent_starts_when_the_human_plays_second() -> None:
-    from agents import RandomAgent
+    from mc_envs.agents import RandomAgent
 
     s = session_for("tictactoe", opponent=RandomAgent(seed=0), human_player=1)
     s.wait(30)

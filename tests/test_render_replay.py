@@ -23,8 +23,8 @@ BOARD = "1122\n1122\n3344\n3345"
 def _forget_pygame():
     """Other test files check that stepping an env leaves pygame unimported: unload it after."""
     yield
-    from render.draw import morpion, samegame
-    from render.theme import _TEXT_CACHE, font
+    from mc_envs.render.draw import morpion, samegame
+    from mc_envs.render.theme import _TEXT_CACHE, font
 
     pygame.quit()
     font.cache_clear()
@@ -104,9 +104,9 @@ def test_replay_of_a_bad_file_exits_2(tmp_path: Path, capsys) -> None:
 
 
 def test_rosin_82_gif_shows_82_lines(tmp_path: Path) -> None:
-    from render import replay
-    from render.draw import morpion as d
-    from render.theme import default_theme
+    from mc_envs.render import replay
+    from mc_envs.render.draw import morpion as d
+    from mc_envs.render.theme import default_theme
 
     out = tmp_path / "rosin82.gif"
     assert main(["replay", str(shipped_record("rosin82")), "--gif", str(out)]) == 0
@@ -139,7 +139,7 @@ def test_rosin_82_gif_shows_82_lines(tmp_path: Path) -> None:
 
 
 def test_viewer_controls(samegame_record: Path) -> None:
-    from render.replay import ReplayViewer, load
+    from mc_envs.render.replay import ReplayViewer, load
 
     pygame.display.init()
     viewer = ReplayViewer(load(samegame_record))

@@ -288,7 +288,7 @@ def test_unsolvable_puzzles_are_never_solved() -> None:
 
 
 def test_nmcs_solves_the_unique_puzzles() -> None:
-    from agents import NMCS
+    from mc_envs.agents import NMCS
 
     for i, (puzzle, solution) in enumerate(UNIQUE):
         env = gym.make("mc_envs/Sudoku-v0", puzzle=puzzle)
@@ -301,7 +301,7 @@ def test_nmcs_solves_the_unique_puzzles() -> None:
 
 
 def test_nmcs_never_solves_an_unsolvable_puzzle() -> None:
-    from agents import NMCS
+    from mc_envs.agents import NMCS
 
     env = gym.make("mc_envs/Sudoku-v0", puzzle=UNSOLVABLE[0])
     env.reset()
@@ -315,7 +315,7 @@ def test_registered() -> None:
 
 @pytest.mark.parametrize("branching", ["mrv", "all"])
 def test_nmcs_compiled_and_generic_paths_agree(branching: str) -> None:
-    from agents import NMCS
+    from mc_envs.agents import NMCS
 
     env = gym.make("mc_envs/Sudoku-v0", size=16, branching=branching)
     env.reset(seed=2)

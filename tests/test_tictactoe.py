@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 from helpers import perfect_move, value
 
 import mc_envs
-from agents import UCT
+from mc_envs.agents import UCT
 from mc_envs.games import tictactoe as ttt
 from mc_envs.two_player_cli import arena, play_terminal
 

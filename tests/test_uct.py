@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import mc_envs  # noqa: F401
-from agents import UCT
-from agents.mcts.presets import PRESETS
+from mc_envs.agents import UCT
+from mc_envs.agents.mcts.presets import PRESETS
 
 
 def make(env_id: str, **kwargs):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import mc_envs  # noqa: F401
-from agents import NMCS, NRPA
 from mc_envs import IllegalActionError
+from mc_envs.agents import NMCS, NRPA
 from mc_envs.envs.weak_schur import WeakSchurEnv
 from mc_envs.games import weak_schur as rules
 from mc_envs.testing import check_planning_env

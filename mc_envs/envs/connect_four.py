@@ -35,7 +35,7 @@ class ConnectFourEnv(TwoPlayerEnv):
 
     ## Arguments
     - ``opponent``: ``None`` (two-player, the default), an agent spec such as ``"random"``,
-      ``"uct"`` or ``"uct-hard"`` (``agents.specs``; an unknown spec raises ValueError), an agent
+      ``"uct"`` or ``"uct-hard"`` (``mc_envs.agents.specs``; an unknown spec raises ValueError), an agent
       with ``.act(env)``, or a callable ``opponent(env) -> action``. The opponent answers inside
       ``step``; a spec's agent is seeded from the env's ``np_random`` (the reset seed).
     - ``agent_player``: with an opponent, the agent's side: 0 (moves first, default) or 1.
@@ -45,7 +45,7 @@ class ConnectFourEnv(TwoPlayerEnv):
       ``"raise"`` (raises :class:`mc_envs.IllegalActionError`); see :class:`mc_envs.PlanningEnv`.
 
     Playout policy: ``"random"`` (uniform), the default. A heuristic move prior for PUCT is
-    :func:`mc_envs.games.connect_four.heuristic_prior` (``agents.mcts.puct.connect_four_prior``).
+    :func:`mc_envs.games.connect_four.heuristic_prior` (``mc_envs.agents.mcts.puct.connect_four_prior``).
 
     ## Version History
     - v0: first version.

@@ -103,7 +103,7 @@ class SameGameEnv(PlanningEnv):
     most cells at the start of the playout is played only when nothing else is legal; the default).
     NRPA's selective policies (:mod:`mc_envs.games.samegame_select`): ``"tabu"``, ``"tabu-k"``
     (the colour with the k-th most cells is tabu, k = 2 .. colours) and ``"tabu-late"``;
-    ``nrpa_race`` lists what a race tries (:mod:`agents.parallel.race`): every tabu colour, then ``"random"``.
+    ``nrpa_race`` lists what a race tries (:mod:`mc_envs.agents.parallel.race`): every tabu colour, then ``"random"``.
 
     ## Version History
     - v0: first version.

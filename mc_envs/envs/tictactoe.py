@@ -33,7 +33,7 @@ class TicTacToeEnv(TwoPlayerEnv):
 
     ## Arguments
     - ``opponent``: ``None`` (two-player, the default), an agent spec such as ``"random"``,
-      ``"uct"`` or ``"uct-hard"`` (``agents.specs``; an unknown spec raises ValueError), an agent
+      ``"uct"`` or ``"uct-hard"`` (``mc_envs.agents.specs``; an unknown spec raises ValueError), an agent
       with ``.act(env)``, or a callable ``opponent(env) -> action``. The opponent answers inside
       ``step``; a spec's agent is seeded from the env's ``np_random`` (the reset seed).
     - ``agent_player``: with an opponent, the agent's side: 0 (moves first, default) or 1.

@@ -41,7 +41,7 @@ class TwoPlayerEnv(PlanningEnv):
     ) -> None:
         super().__init__(illegal_action=illegal_action)
         if isinstance(opponent, str):
-            from agents.specs import parse
+            from mc_envs.agents.specs import parse
 
             parse(opponent)  # an unknown spec fails now, naming the known ones
         self._check_render_mode(render_mode)
@@ -148,11 +148,13 @@ class TwoPlayerEnv(PlanningEnv):
         if callable(spec):
             return spec
         if isinstance(spec, str):
-            from agents.specs import parse  # lazy: mc_envs never imports agents at module top
+            from mc_envs.agents.specs import (
+                parse,  # lazy: mc_envs never imports agents at module top
+            )
 
             return parse(spec, seed=int(self.np_random.integers(2**31))).act
         raise ValueError(
-            f"opponent must be an agent spec (agents.specs), an agent with .act(env) or a "
+            f"opponent must be an agent spec (mc_envs.agents.specs), an agent with .act(env) or a "
             f"callable, got {spec!r}"
         )
 

@@ -1,0 +1,198 @@
+"""The AlphaZero training loop and its command line (``python -m mc_envs.agents.alphazero``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mc_envs.agents.alphazero.checkpoint import save_training
+from mc_envs.agents.alphazero.model import Model, init_model
+from mc_envs.agents.alphazero.selfplay import self_play_batch
+from mc_envs.agents.alphazero.trainer import Trainer, window_size
+
+
+def train(
+    env_id: str = "mc_envs/ConnectFour-v0",
+    *,
+    minutes: float = 60.0,
+    iterations: int | None = None,
+    games: int = 16,
+    sims: int = 50,
+    steps: int = 200,
+    batch: int = 256,
+    hidden: int = 128,
+    net: str = "mlp",
+    channels: int = 32,
+    blocks: int = 2,
+    parallel: int = 64,
+    capacity: int = 50_000,
+    window: int | None = None,
+    mirror: bool = False,
+    lr: float = 1e-3,
+    gumbel: int | None = None,
+    opening: int = 0,
+    cap_sims: int | None = None,
+    cap_share: float = 0.25,
+    seed: int = 0,
+    out: str | None = None,
+    resume: bool = False,
+    log: Any = print,
+    evaluate: Any = None,
+    evaluate_every: int = 1,
+) -> tuple[Model, list[dict]]:
+    """The AlphaZero loop for ``minutes`` (or until ``iterations`` iterations in all).
+
+    With ``out``, after every iteration the model is saved there and the whole run (network,
+    Adam's state, replay buffer, generator, progress) beside it, in ``<out>.train.npz``
+    (:mod:`mc_envs.agents.alphazero.checkpoint`); ``resume`` continues that run exactly, as if it had not
+    stopped (a model file without its run: from the network, with an empty buffer).
+
+    Self-play plays ``parallel`` games at a time (:func:`mc_envs.agents.alphazero.selfplay.self_play_batch`).
+    The buffer keeps ``capacity`` positions; minibatches come from the most recent ``window``
+    positions, a window that then grows with the positions seen
+    (:func:`mc_envs.agents.alphazero.trainer.window_size`; ``None``: the whole buffer). ``mirror`` also
+    stores every position's images under the board's symmetries (``env.symmetries()``).
+    ``gumbel=k`` plays Gumbel AlphaZero's self-play (``k`` root actions considered).
+    ``opening=K`` starts every self-play game after 0 to ``K`` unrecorded moves of the game's
+    heuristic prior (:func:`mc_envs.agents.alphazero.selfplay.play_openings`). ``cap_sims=n`` turns on
+    playout cap randomization: a share ``cap_share`` of the moves are full searches of ``sims``
+    simulations, recorded; the others fast searches of ``n``, played only.
+
+    ``evaluate(model, iteration) -> dict``, if given, runs after every ``evaluate_every``-th
+    iteration; its dict joins that iteration's (a training curve: see
+    ``benchmarks/alphazero_curve.py``).
+
+    Returns:
+        The model and one dict a iteration (positions, learning rate, loss before and after,
+        seconds), the resumed run's earlier iterations included.
+
+    Raises:
+        ValueError: a model or run file of another env or shape, or malformed (naming it).
+    """
+    import gymnasium as gym
+
+    import mc_envs  # noqa: F401
+
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=seed)
+    obs_size, n_actions = int(np.asarray(env.observation()).size), int(env.action_space.n)
+    run = Path(f"{out}.train.npz") if out else None
+    if resume and out and Path(out).exists():
+        model = Model.load(out)
+        if model.env_id != env_id or model.obs_size != obs_size:
+            raise ValueError(f"{out}: a model of {model.env_id}, not {env_id}")
+    else:
+        arch: dict = {"kind": net, "hidden": hidden}
+        if net == "resnet":
+            shape = [int(x) for x in env.observation_space.shape]
+            arch.update(shape=shape, channels=channels, blocks=blocks)
+        model = init_model(env_id, obs_size, n_actions, seed=seed, arch=arch)
+    symmetries = env.symmetries() if mirror else []
+    trainer = Trainer(model, lr=lr, capacity=capacity, window=window, symmetries=symmetries)
+    rng = np.random.default_rng(seed)
+    progress: dict = {"iteration": 0, "seconds": 0.0, "history": []}
+    if resume and run is not None and run.exists():
+        progress = trainer.restore(run, rng)
+    history: list[dict] = progress["history"]
+    it = progress["iteration"]
+    start = time.perf_counter()
+    while (iterations is None or it < iterations) and time.perf_counter() - start < minutes * 60:
+        t0 = time.perf_counter()
+        play_seed = seed * 1_000_003 + it
+        trainer.add(
+            *self_play_batch(
+                model,
+                games=games,
+                sims=sims,
+                seed=play_seed,
+                parallel=parallel,
+                gumbel=gumbel,
+                opening=opening,
+                cap=None if cap_sims is None else (cap_sims, cap_share),
+            )
+        )
+        before = trainer.loss()
+        trainer.train(steps, batch, rng)
+        after = trainer.loss()
+        seconds = time.perf_counter() - t0
+        row = {"iteration": it, "positions": trainer.size, "seen": trainer.seen}
+        row.update(
+            window=window_size(trainer.seen, trainer.size, trainer.window),
+            lr=lr,
+            loss_before=before,
+        )
+        history.append({**row, "loss_after": after, "seconds": seconds})
+        if evaluate is not None and (it + 1) % evaluate_every == 0:
+            history[-1].update(evaluate(model, it))
+        log(json.dumps(history[-1]))
+        it += 1
+        if out:
+            model.save(out)
+            progress = {
+                "iteration": it,
+                "seconds": progress["seconds"] + seconds,
+                "history": history,
+            }
+            save_training(run, trainer.training(rng, progress))
+    return model, history
+
+
+TRAINING = ("env", "minutes", "iterations", "games", "sims", "steps", "batch", "hidden", "net")
+TRAINING += ("channels", "blocks", "parallel", "capacity", "window", "mirror", "lr", "gumbel")
+TRAINING += ("opening", "cap_sims", "cap_share", "seed")
+TRAINING += ("resume",)
+
+
+def add_training_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command-line options of :func:`train` (named as its arguments), the model file aside."""
+    parser.add_argument("--env", default="mc_envs/ConnectFour-v0")
+    parser.add_argument("--minutes", type=float, default=60.0)
+    parser.add_argument("--iterations", type=int, help="in all, a resumed run's earlier ones too")
+    parser.add_argument("--games", type=int, default=16, help="self-play games an iteration")
+    parser.add_argument("--sims", type=int, default=50)
+    parser.add_argument("--steps", type=int, default=200, help="Adam steps an iteration")
+    parser.add_argument("--batch", type=int, default=256, help="minibatch positions")
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--net", choices=("mlp", "resnet"), default="mlp")
+    parser.add_argument("--channels", type=int, default=32, help="resnet: channels")
+    parser.add_argument("--blocks", type=int, default=2, help="resnet: residual blocks")
+    parser.add_argument("--parallel", type=int, default=64, help="self-play games at a time")
+    parser.add_argument("--capacity", type=int, default=50_000, help="replay buffer positions")
+    parser.add_argument("--window", type=int, help="smallest sampling window (default: all)")
+    parser.add_argument("--mirror", action="store_true", help="augment with the symmetries")
+    parser.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate")
+    parser.add_argument("--gumbel", type=int, help="Gumbel AlphaZero: root actions considered")
+    parser.add_argument(
+        "--opening", type=int, default=0, help="up to this many prior moves open each game"
+    )
+    parser.add_argument(
+        "--cap-sims", type=int, help="playout cap randomization: a fast search's simulations"
+    )
+    parser.add_argument("--cap-share", type=float, default=0.25, help="the share of full searches")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resume", action="store_true", help="continue the saved run exactly")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mc_envs.agents.alphazero --minutes 50 --out model.npz [--resume]``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_training_arguments(parser)
+    parser.add_argument("--out", required=True, help="the model file (the run beside it)")
+    args = parser.parse_args(argv)
+    kwargs = {k: getattr(args, k) for k in TRAINING}
+    try:
+        train(kwargs.pop("env"), out=args.out, **kwargs)
+    except (ValueError, ImportError) as exc:
+        print(f"alphazero: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""Self-play: games of a model against itself, every move chosen by a PUCT search it guides."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mc_envs.agents.alphazero.model import Model, alphazero_agent
+from mc_envs.vector import VectorState
+
+
+def self_play(model: Model, *, sims: int, seed: int, explore_moves: int = 8, alpha: float = 1.0):
+    """One game of self-play: the positions' (observations, masks, visit distributions, outcomes
+    for the player to move there)."""
+    import gymnasium as gym
+
+    import mc_envs  # noqa: F401  (registers the ids)
+
+    env = gym.make(model.env_id).unwrapped
+    env.reset(seed=seed)
+    agent = alphazero_agent(model, sims=sims, seed=seed, dirichlet_alpha=alpha, c=1.5)
+    rng = np.random.default_rng(seed)
+    obs, masks, pis, movers = [], [], [], []
+    while len(env.legal_actions()):
+        result = agent.search(env)
+        pi = np.zeros(model.n_actions, np.float32)
+        pi[result.root_actions] = result.root_visits / max(result.root_visits.sum(), 1)
+        obs.append(np.asarray(env.observation(), np.float32).ravel())
+        masks.append(env.action_masks())
+        pis.append(pi)
+        movers.append(env.current_player)
+        if len(movers) <= explore_moves:
+            action = int(rng.choice(model.n_actions, p=pi))
+        else:
+            action = int(result.root_actions[np.argmax(result.root_visits)])
+        env.step(action)
+    returns = env.returns()
+    z = np.array([returns[m] for m in movers], np.float32)
+    return np.array(obs), np.array(masks), np.array(pis), z
+
+
+def self_play_batch(
+    model: Model,
+    *,
+    games: int,
+    sims: int,
+    seed: int,
+    parallel: int = 64,
+    explore_moves: int = 8,
+    alpha: float = 1.0,
+    gumbel: int | None = None,
+    opening: int = 0,
+    cap: tuple[int, float] | None = None,
+):
+    """``games`` games of self-play, ``parallel`` at a time in a compiled vector env, every move of
+    every game chosen by one batched PUCT search (:meth:`mc_envs.agents.mcts.puct.PUCT.search_batch`: one
+    network call a simulation for all the games). The same play as :func:`self_play` (noise at
+    the root, the first ``explore_moves`` moves sampled from the visits, then the most visited);
+    a game that ends makes room for the next. Two-player games.
+
+    With ``gumbel=k``, Gumbel AlphaZero instead (:mod:`mc_envs.agents.mcts.gumbel`): no root noise; the
+    policy (the target, and where the first moves are sampled from) is the improved policy, and
+    later moves are the search's choice among ``k`` actions drawn by Gumbel noise.
+
+    With ``opening=K``, every game starts from a random opening (:func:`play_openings`): between 0
+    and ``K`` moves drawn from the game's heuristic prior, played without search and not recorded,
+    so that self-play also learns positions its own play rarely reaches.
+
+    With ``cap=(n, share)``, playout cap randomization (KataGo, Wu 2019): each move of the batch
+    is, with probability ``share``, a full search of ``sims`` simulations (with root noise),
+    recorded; otherwise a fast search of ``n`` simulations without noise, played but not recorded.
+
+    Returns:
+        The positions of the finished games: (observations, masks, visit distributions, outcomes
+        for the player to move there), as :func:`self_play`.
+    """
+    import gymnasium as gym
+
+    import mc_envs  # noqa: F401  (registers the ids)
+
+    if cap is not None and not (cap[0] >= 1 and 0.0 < cap[1] <= 1.0):
+        raise ValueError(f"cap must be (simulations >= 1, share in (0, 1]), got {cap!r}")
+    m = min(parallel, games)
+    envs = gym.make_vec(model.env_id, num_envs=m, vectorization_mode="vector_entry_point")
+    base = envs.unwrapped
+    if not base._two_player:
+        raise ValueError(f"self_play_batch plays two-player games, not {model.env_id}")
+    _, info = envs.reset(seed=seed)
+    noise = None if gumbel else alpha
+    agent = alphazero_agent(model, sims=sims, seed=seed, dirichlet_alpha=noise, c=1.5)
+    fast = (
+        None if cap is None else alphazero_agent(model, seed=seed + 1, dirichlet_alpha=None, c=1.5)
+    )
+    rng = np.random.default_rng(seed)
+    rows: list[list[tuple] | None] = [[] for _ in range(m)]  # each slot's game so far
+    out: list[tuple] = []
+    started = m
+    finished = 0
+    pending = np.full(m, opening > 0)  # slots whose new game still waits for its opening
+    while finished < games:
+        fresh = np.flatnonzero(pending & ~base.autoreset)
+        if len(fresh):
+            play_openings(base, fresh, opening, rng)
+            pending[fresh] = False
+            info = {**info, "action_mask": base.action_masks(), "current_player": base.players()}
+        full = cap is None or rng.random() < cap[1]
+        searcher, n_sims = (agent, sims) if full else (fast, cap[0])
+        result = searcher.search_batch(envs, simulations=n_sims, gumbel=gumbel)
+        policy = result.policy.astype(np.float32)
+        obs = np.asarray(base.observation(), np.float32).reshape(m, -1)
+        masks, movers = info["action_mask"], info["current_player"]
+        actions = result.actions.copy()
+        resetting = base.autoreset
+        playing = np.array([r is not None for r in rows]) & ~resetting & (actions >= 0)
+        for i in np.flatnonzero(playing):
+            rows[i].append((obs[i], masks[i], policy[i], int(movers[i]), full))
+            if len(rows[i]) <= explore_moves:
+                actions[i] = rng.choice(policy.shape[1], p=policy[i] / policy[i].sum())
+        _, rewards, terminated, _, info = envs.step(np.maximum(actions, 0))
+        for i in np.flatnonzero(terminated & playing):
+            first = rewards[i] if rows[i][-1][3] == 0 else -rewards[i]  # player 0's return
+            out += [
+                (o, k, p, first if who == 0 else -first) for o, k, p, who, kept in rows[i] if kept
+            ]
+            finished += 1
+            rows[i] = [] if started < games else None  # the slot starts a game or idles
+            pending[i] = opening > 0 and rows[i] is not None
+            started += 1
+    envs.close()
+    if not out:  # no full search in these games (playout cap randomization)
+        a = base.single_action_space.n
+        size = int(np.prod(base.single_observation_space.shape))
+        return (
+            np.zeros((0, size), np.float32),
+            np.zeros((0, a), bool),
+            np.zeros((0, a)),
+            np.zeros(0),
+        )
+    obs_, masks_, pis_, z_ = zip(*out, strict=True)
+    return np.array(obs_), np.array(masks_), np.array(pis_), np.array(z_, np.float32)
+
+
+def play_openings(base, slots: np.ndarray, most: int, rng: np.random.Generator) -> None:
+    """Plays in each of the ``slots`` of the vector env ``base`` (a
+    :class:`mc_envs.vector.PlanningVectorEnv`) between 0 and ``most`` moves (uniformly many),
+    each drawn from the game's first compiled prior (``Kernel.priors``; uniform without one),
+    stopping before a move that would end the game."""
+    kernel = base.proto.kernel
+    prior = next(iter(kernel.priors.values()), None)
+    snap = base.clone_state()
+    data = snap.data.copy()
+    actions = np.zeros(kernel.max_actions, np.int64)
+    p = np.zeros(kernel.max_actions)
+    for i in slots:
+        state = data[i].copy()
+        ws = kernel.workspace(state)
+        n = kernel.legal(state, ws, actions)
+        for _ in range(int(rng.integers(0, most + 1))):
+            if n == 0:
+                break
+            if prior is None:
+                p[:n] = 1.0
+            else:
+                prior(state, actions, n, p)
+            after = state.copy()
+            kernel.play(after, actions[rng.choice(n, p=p[:n] / p[:n].sum())], ws)
+            n = kernel.legal(after, ws, actions)  # the next move's choices
+            if n == 0:
+                break  # that move ended the game: the opening stops before it
+            state = after
+        data[i] = state
+    base.restore_state(VectorState(snap.game, snap.config, data, snap.autoreset, snap.opponent_rng))

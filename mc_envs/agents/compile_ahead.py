@@ -1,0 +1,174 @@
+"""Cold caches under a time limit: the generic path searches while a child process compiles.
+
+A compiled search (NMCS, NRPA, UCT, PUCT with a compiled prior) met for the first time with an
+empty numba cache compiles for seconds to tens of seconds (NMCS level 1 on SameGame: about 15 s;
+UCT on Connect Four: 5.6 s). A time limit counts from the call, so a search with one
+does not compile first: :class:`mc_envs.agents.runner.Runner` runs it on the generic Python path (the same
+algorithm over the env's clone/restore contract: the same moves for the same random stream, much
+slower) while a child process compiles the search into the on-disk cache. Once the cache holds it,
+the search pauses at its next safe point, loads the compiled code (a fraction of a second) and
+goes on from where it was. ``result.extra["compile"]`` says what happened.
+
+The child (``python -m mc_envs.agents.compile_ahead``, the search and its env pickled on its standard
+input by this process) runs one playout of the search, which compiles it; it outlives a caller
+that exits first, so that the next run finds the cache warm. One child at a time per search.
+
+Off in the workers of a parallel search, where compiling is the job while the caller stands in
+for them (but for a race's searches, which nobody stands in for), and everywhere when the
+environment variable ``MC_ENVS_COMPILE_AHEAD`` is ``0`` (the test suite sets it; its own tests
+turn it on).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from mc_envs._numba import is_cached
+
+POLL = 0.25  # seconds between two looks at the cache
+DISABLED = os.environ.get("MC_ENVS_COMPILE_AHEAD", "1") == "0"
+_children: dict[tuple, subprocess.Popen] = {}
+_lock = threading.Lock()
+_enabled = [True]
+
+
+def enable(on: bool = True) -> None:
+    """Turns the stand-in on or off in this process (workers turn it off: they compile while the
+    caller stands in for them)."""
+    _enabled[0] = bool(on)
+
+
+@contextlib.contextmanager
+def allowed(on: bool) -> Iterator[None]:
+    """Within the block, the stand-in is on if it was or if ``on`` (a worker's task that nobody
+    stands in for: a race's searches)."""
+    before = _enabled[0]
+    _enabled[0] = before or bool(on)
+    try:
+        yield
+    finally:
+        _enabled[0] = before
+
+
+def children() -> list[subprocess.Popen]:
+    """The compiling children this process started that are still running."""
+    with _lock:
+        return [p for p in _children.values() if p.poll() is None]
+
+
+def wait(timeout: float | None = None) -> bool:
+    """Waits for every compiling child; returns whether they have all ended."""
+    end = None if timeout is None else time.monotonic() + timeout
+    for child in children():
+        try:
+            child.wait(None if end is None else max(end - time.monotonic(), 0.0))
+        except subprocess.TimeoutExpired:
+            return False
+    return True
+
+
+class StandIn:
+    """One search run on the generic path until its compiled entry points are cached.
+
+    Args:
+        entries: the search's numba dispatchers.
+        child: the compiling process (None when another search of this process started it).
+    """
+
+    def __init__(self, entries: list[Any], child: subprocess.Popen | None) -> None:
+        self.entries, self.child = entries, child
+        self.start = time.perf_counter()
+        self.switched: float | None = None  # seconds into the search when it went compiled
+        self.playouts = 0  # playouts made on the generic path
+
+    def ready(self) -> bool:
+        """Whether every entry point can now load from the cache."""
+        return all(is_cached(f) for f in self.entries)
+
+    def watch(self, control: Any, slot: int, done: threading.Event) -> None:
+        """A daemon thread that sets ``control[slot]`` (a pause) once the cache is ready."""
+
+        def look() -> None:
+            while not done.wait(POLL):
+                if self.ready():
+                    control[slot] = 1
+                    return
+
+        threading.Thread(target=look, name="mc-envs-compile-watch", daemon=True).start()
+
+    def note(self) -> dict[str, Any]:
+        """What ``result.extra["compile"]`` says."""
+        child = self.child
+        status = "shared" if child is None else child.poll()
+        return {
+            "cold": True,
+            "generic_seconds": round(
+                (self.switched if self.switched is not None else time.perf_counter() - self.start),
+                3,
+            ),
+            "generic_playouts": self.playouts,
+            "compiled": self.switched is not None,
+            "child": "running" if status is None else status,
+        }
+
+
+def stand_in(agent: Any, env: Any, entries: list[Any]) -> StandIn | None:
+    """A :class:`StandIn` when ``entries`` are not compiled yet and a child can compile them;
+    None when they are (or when the stand-in is off, or the search cannot be sent to a child:
+    the caller then compiles before its clock, as without this module)."""
+    if DISABLED or not _enabled[0] or all(is_cached(f) for f in entries):
+        return None
+    key = tuple(id(f) for f in entries)  # entry points live as long as the process
+    with _lock:
+        child = _children.get(key)
+        if child is not None and child.poll() is not None:
+            return None  # it ended and the cache still lacks them: compile here
+        if child is not None:
+            return StandIn(entries, None)
+        try:
+            payload = pickle.dumps((agent, env))
+        except Exception:  # noqa: BLE001 - an unpicklable search compiles here
+            return None
+        path = os.pathsep.join(p for p in sys.path if p)
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "mc_envs.agents.compile_ahead"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONPATH": path, "MC_ENVS_COMPILE_AHEAD": "0"},
+                start_new_session=True,  # Ctrl-C at the caller's terminal does not cut it short
+            )
+        except OSError:
+            return None  # no child can start here: compile here
+        # Fed from a thread: a payload over the pipe's buffer (a Morpion env's, 200 kB) would
+        # hold the search until the child has imported its modules and reads it.
+        threading.Thread(target=_feed, args=(child, payload), daemon=True).start()
+        _children[key] = child
+        return StandIn(entries, child)
+
+
+def _feed(child: subprocess.Popen, payload: bytes) -> None:
+    try:
+        child.stdin.write(payload)
+        child.stdin.close()
+    except OSError:
+        pass  # it died at once: poll() says so, and the search stays generic
+
+
+def _main() -> int:
+    agent, env = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
+    agent.run_search(env, playouts=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())

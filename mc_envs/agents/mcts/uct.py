@@ -1,0 +1,468 @@
+"""UCT: Monte Carlo Tree Search with UCB1 selection (Kocsis and Szepesvari 2006).
+
+The four phases (selection by UCB1, expansion of one new node, a random playout, backup of the
+result) run in :func:`mc_envs.agents.mcts.tree._tree_search`, written once and either compiled per built-in game
+(the fast path: the whole search inside numba) or run as plain Python over any env of the contract.
+
+Two-player games: each node's value is from the point of view of the player who moved into it (win 1,
+draw 0.5, loss 0), the move played is the most visited, and :class:`~mc_envs.agents.base.SearchResult`
+gives the principal variation by visits in ``actions`` and ``score`` = the expected return in
+[-1, 1] of that move for the player to move.
+
+One-player puzzles (a kernel without ``player``, or an env without ``returns()``): values are playout
+scores normalised by the smallest and largest seen, averaged (``backup="mean"``) or maximised
+(``backup="max"``, as in single-player MCTS); ``score``/``actions`` are the best complete sequence
+found, and :meth:`UCT.act` plays its first move.
+
+Tree reuse: after ``act``, when the env has advanced by one or two moves along the tree (found by
+comparing states), the search continues from that subtree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from mc_envs.agents.base import ITERATIONS, NEG_INF, PLAYOUTS, STOP, Callback, SearchResult
+from mc_envs.agents.mcts.presets import PRESETS, preset_iterations
+from mc_envs.agents.mcts.tree import (
+    BACKUP_MAX,
+    CFG_SIZE,
+    EDGE0,
+    GROW,
+    MAX_TREE_BYTES,
+    MODE,
+    MODE_UCB,
+    NEDGES,
+    NOISE_EPS,
+    PAUSE,
+    PRIOR,
+    PRIOR_CLEAN,
+    ROOT,
+    TWO_PLAYER,
+    Arrays,
+    C,
+    Scratch,
+    Tree,
+    compiled_search,
+    generic_search,
+)
+from mc_envs.agents.ops import move_bound
+from mc_envs.agents.parallel.root import ParallelAgent, root_search, solo
+from mc_envs.agents.runner import PAUSE as RUNNER_PAUSE
+from mc_envs.agents.runner import Runner
+from mc_envs.rng import rng_state
+
+DEFAULT_ITERATIONS = 1000
+MAX_REUSED_NODES = 4_000_000
+
+
+class TreeAgent(ParallelAgent):
+    """What UCT and PUCT share: budgets, the tree and its reuse, the two search paths, results."""
+
+    name = "tree"
+    _mode = MODE_UCB
+    schemes = {"root": root_search}
+
+    def __init__(
+        self,
+        *,
+        iterations: int | None,
+        time_limit: float | None,
+        c: float,
+        seed: int,
+        policy: str | Callable | None,
+        backup: str,
+        reuse: bool,
+        compiled: bool,
+        max_tree_bytes: int,
+        workers: int = 1,
+        backend: str = "local",
+        address: str | None = None,
+    ) -> None:
+        if backup not in ("mean", "max"):
+            raise ValueError(f"backup must be 'mean' or 'max', got {backup!r}")
+        if iterations is not None and iterations < 1:
+            raise ValueError(f"iterations must be >= 1, got {iterations}")
+        self.iterations = None if iterations is None else int(iterations)
+        self.time_limit = time_limit
+        self.c = float(c)
+        self.seed = int(seed)
+        self.policy = policy
+        self.backup = backup
+        self.reuse = bool(reuse)
+        self.compiled = bool(compiled)
+        self.max_tree_bytes = int(max_tree_bytes)
+        self.init_parallel(workers, backend, address)
+        self.reset()
+
+    @classmethod
+    def from_preset(cls, preset: str, **kwargs: Any) -> TreeAgent:
+        """An agent with the iteration budget of a named difficulty (see :data:`mc_envs.agents.mcts.presets.PRESETS`)."""
+        return cls(iterations=preset_iterations(preset), **kwargs)
+
+    @staticmethod
+    def presets() -> dict[str, int]:
+        """The named difficulties and their iteration budgets."""
+        return dict(PRESETS)
+
+    def reset(self) -> None:
+        """Forgets the tree and restarts the random stream from the seed."""
+        self._tree: Tree | None = None
+        self._tree_key: Any = None
+        self._rng = rng_state(self.seed)
+        self._searches = 0
+
+    @property
+    def params(self) -> dict:
+        """The constructor arguments (for records)."""
+        policy = (
+            self.policy if not callable(self.policy) else getattr(self.policy, "__name__", "custom")
+        )
+        return {
+            "iterations": self.iterations,
+            "time_limit": self.time_limit,
+            "c": self.c,
+            "seed": self.seed,
+            "policy": policy,
+            "backup": self.backup,
+            "reuse": self.reuse,
+        }
+
+    # -- hooks for PUCT -------------------------------------------------------------------------
+
+    def _compiled_prior(self, base: Any) -> tuple[bool, Any]:
+        """(the compiled path can serve this env's prior, the compiled prior or None)."""
+        return True, None
+
+    def _generic_prior(self) -> Any:
+        return None
+
+    def _generic_fn(self, plain: bool = False) -> Any:
+        """The search run on the generic path (the template over the contract; ``plain``: its
+        compiled helpers too)."""
+        return generic_search(self._generic_prior(), plain)
+
+    def _fill_cfg(self, cfg: np.ndarray) -> None:
+        cfg[C] = self.c
+        cfg[MODE] = self._mode
+
+    def _noise(self, n: int) -> np.ndarray | None:
+        return None
+
+    # -- searching ------------------------------------------------------------------------------
+
+    def run_search(
+        self,
+        env: Any,
+        *,
+        time_limit: float | None = None,
+        playouts: int | None = None,
+        iterations: int | None = None,
+        callback: Callback | None = None,
+    ) -> SearchResult:
+        """Searches from the env's current state (continuing the tree when it can) and leaves the env as it was.
+
+        :meth:`search` is the public entry point (with ``workers > 1`` it runs root parallelism).
+
+        Budgets: ``iterations``, ``playouts`` (one per iteration) and ``time_limit`` seconds; with none
+        given, the agent's own (``iterations`` / ``time_limit`` of the constructor, else 1000
+        iterations). ``callback`` gets progress reports for one-player puzzles.
+
+        Raises:
+            ValueError: the game is over (no legal move).
+        """
+        base = env.unwrapped
+        if len(base.legal_actions()) == 0:
+            raise ValueError("no legal move: the game is over")
+        if time_limit is None and playouts is None and iterations is None:
+            iterations, time_limit = self.iterations, self.time_limit
+            if iterations is None and time_limit is None:
+                iterations = DEFAULT_ITERATIONS
+        kernel = getattr(base, "kernel", None)
+        two_player = (
+            kernel.player is not None
+            if kernel is not None
+            else callable(getattr(base, "returns", None))
+        )
+        prior_ok, kprior = self._compiled_prior(base)
+        fast = self.compiled and kernel is not None and prior_ok and not callable(self.policy)
+        max_actions = int(base.action_space.n)
+        max_moves = move_bound(base)
+
+        if fast:
+            policy = kernel.policies.get(self.policy or base.default_policy)
+            if policy is None:
+                raise ValueError(
+                    f"{base.game} has no playout policy {self.policy!r}; it has {sorted(kernel.policies)}"
+                )
+            fn = compiled_search(kernel, kprior)
+            current: Any = np.array(base.state_view)
+        else:
+            policy = self.policy if callable(self.policy) else base.policy(self.policy)
+            current = base.clone_state()
+            fn = self._generic_fn()
+
+        tree = self._root_tree(base, fast, two_player, current, kernel, max_actions)
+        if not fast:
+            base.restore_state(current)  # matching the tree moved the env
+
+        cfg = np.zeros(CFG_SIZE)
+        self._fill_cfg(cfg)
+        cfg[BACKUP_MAX] = 1.0 if self.backup == "max" else 0.0
+        cfg[TWO_PLAYER] = 1.0 if two_player else 0.0
+        fbuf = np.zeros((2, max_actions))
+        noise = self._noise(len(base.legal_actions()))
+        if noise is not None:
+            cfg[NOISE_EPS] = self.dirichlet_eps  # type: ignore[attr-defined]
+            fbuf[0, : len(noise)] = noise
+            root = tree.root
+            if tree.ni[root, NEDGES] > 0:  # already expanded: noise the stored priors here
+                e0, n = int(tree.ni[root, EDGE0]), int(tree.ni[root, NEDGES])
+                eps = cfg[NOISE_EPS]
+                tree.ep[e0 : e0 + n, PRIOR] = (1 - eps) * tree.ep[
+                    e0 : e0 + n, PRIOR_CLEAN
+                ] + eps * noise[:n]
+        bound = getattr(base, "max_score", None)
+        runner = Runner(env, playouts=playouts, iterations=iterations, max_score=bound)
+        if two_player:
+            # The runner applies time limits once a result exists; a two-player search always has
+            # one (the move with most visits), so mark it as present from the start.
+            runner.best.score[0] = 0.0
+        scratch = Scratch(
+            np.zeros(max_actions, dtype=np.int64),
+            np.zeros(max_moves + 1, dtype=np.int64),
+            fbuf,
+            cfg,
+        )
+        program = _Program(fn, runner.game(2, fast), tree, scratch, policy, self._rng, runner)
+        program.max_tree_bytes = self.max_tree_bytes
+        program.fast = fast
+        program.agent = self
+        why, seconds = runner.run(program, time_limit=time_limit, callback=callback)
+        self._searches += 1
+        control = runner.control
+        actions, visits, values = tree.root_stats()
+        if two_player:
+            pv = tree.principal_variation()
+            top = tree.best_child(tree.root)
+            score = 2.0 * float(tree.nf[top[1], 1] / tree.nf[top[1], 0]) - 1.0 if top else 0.0
+        else:
+            score, pv = runner.best.read(control)
+            if score <= NEG_INF:
+                score, pv = float(base.score), []
+        if not self.reuse:
+            self._tree = None
+        return SearchResult(
+            score=score,
+            actions=pv,
+            playouts=int(control[PLAYOUTS]),
+            seconds=seconds,
+            iterations=int(control[ITERATIONS]),
+            stopped=why,
+            root_actions=actions,
+            root_visits=visits,
+            root_values=values,
+            extra={
+                "tree_nodes": int(tree.used[0]),
+                "tree_bytes": tree.nbytes,
+                "two_player": two_player,
+                **({} if runner.standin is None else {"compile": runner.standin.note()}),
+            },
+        )
+
+    def act(self, env: Any) -> int:
+        """The move to play: the most visited (two-player) or the first of the best sequence (puzzles)."""
+        result = self.search(env)
+        if result.extra["two_player"] or not result.actions:
+            i = int(np.argmax(result.root_visits))
+            return int(result.root_actions[i])
+        return int(result.actions[0])
+
+    # -- tree reuse -----------------------------------------------------------------------------
+
+    def _root_tree(
+        self, base: Any, fast: bool, two_player: bool, current: Any, kernel: Any, max_actions: int
+    ) -> Tree:
+        config = getattr(base.clone_state(), "config", None)
+        key = (
+            fast,
+            getattr(base, "game", type(base).__name__),
+            config,
+            type(self._generic_prior()),
+        )
+        tree = self._tree
+        node = None
+        if (
+            self.reuse
+            and tree is not None
+            and self._tree_key == key
+            and tree.used[0] < MAX_REUSED_NODES
+        ):
+            if fast:
+                ws = kernel.workspace(current)
+                out = np.zeros(max_actions, dtype=np.int64)
+
+                def advance(state: np.ndarray, a: int) -> np.ndarray:
+                    s = state.copy()
+                    kernel.play(s, a, ws)
+                    kernel.legal(s, ws, out)
+                    return s
+
+                node = _match(tree, current, advance, np.array_equal)
+            else:
+
+                def advance(state: Any, a: int) -> Any:
+                    base.restore_state(state)
+                    base.step(a)
+                    return base.clone_state()
+
+                node = _match(tree, current, advance, lambda x, y: x == y)
+        if node is None:
+            tree = Tree(max_actions)
+            mover = 1 - int(base.current_player) if two_player else 0
+            tree.new_root(mover, current)
+        else:
+            tree.used[ROOT] = node
+            tree.root_state = current
+        self._tree, self._tree_key = tree, key
+        return tree
+
+
+class UCT(TreeAgent):
+    """Upper Confidence bounds applied to Trees (UCB1 selection, random playouts).
+
+    Args:
+        iterations: the default budget of ``search``/``act`` (iterations = playouts); with neither
+            this nor ``time_limit``, 1000. ``UCT.from_preset("hard")`` takes a named difficulty.
+        time_limit: the default budget in seconds.
+        c: the UCB1 exploration constant (values are in [0, 1]); default sqrt(2).
+        seed: seeds the search's random stream; a fresh agent with a fixed seed and iteration budget
+            gives a fixed result.
+        policy: the playout policy: a name, ``None`` for the game's default, or a callable
+            ``policy(env) -> chooser`` (generic path).
+        backup: one-player puzzles: ``"mean"`` (average normalised score) or ``"max"`` (the best
+            score below the node, SP-MCTS-style). Two-player games always average.
+        reuse: keep the tree between moves and continue from the subtree reached.
+        compiled: use the game's compiled search when it has one (the default) or force the generic
+            Python path (slower, same result).
+        max_tree_bytes: the tree's memory cap (2 GiB by default): a search whose tree would grow
+            past it stops there (``stopped == "memory"``) and answers from the tree it has.
+        workers, backend, address: root parallelism (:mod:`mc_envs.agents.parallel.root`).
+    """
+
+    name = "uct"
+
+    def __init__(
+        self,
+        *,
+        iterations: int | None = None,
+        time_limit: float | None = None,
+        c: float = math.sqrt(2.0),
+        seed: int = 0,
+        policy: str | Callable | None = None,
+        backup: str = "mean",
+        reuse: bool = True,
+        compiled: bool = True,
+        max_tree_bytes: int = MAX_TREE_BYTES,
+        workers: int = 1,
+        backend: str = "local",
+        address: str | None = None,
+    ) -> None:
+        super().__init__(
+            iterations=iterations,
+            time_limit=time_limit,
+            c=c,
+            seed=seed,
+            policy=policy,
+            backup=backup,
+            reuse=reuse,
+            compiled=compiled,
+            max_tree_bytes=max_tree_bytes,
+            workers=workers,
+            backend=backend,
+            address=address,
+        )
+
+
+class _Program:
+    """One tree search for the :class:`~mc_envs.agents.runner.Runner`: calls the template until it is
+    done, growing the tree when it asks, up to ``max_tree_bytes`` (then it stops, ``"memory"``).
+
+    On a cold cache under a time limit the runner binds it to the generic path until a child has
+    compiled the fast one (:mod:`mc_envs.agents.compile_ahead`); the tree carries over."""
+
+    algo = "tree"
+    params: dict = {}
+    max_tree_bytes = MAX_TREE_BYTES
+    fast = True
+    agent: Any = None  # the TreeAgent searching (set by run_search)
+
+    def __init__(
+        self, fn: Any, g: Any, tree: Tree, w: Any, policy: Any, rng: np.ndarray, runner: Runner
+    ) -> None:
+        self.fn, self.g, self.tree, self.w, self.policy, self.rng = fn, g, tree, w, policy, rng
+        self.runner = runner
+        self._compiled = (fn, policy)  # the fast path's, when it is the one given
+
+    def entries(self) -> list[Any]:
+        """The compiled entry point (for :mod:`mc_envs.agents.compile_ahead`)."""
+        return [self._compiled[0]]
+
+    @property
+    def seed_agent(self) -> Any:
+        """The agent as the compiling child needs it: without its tree."""
+        return solo(self.agent, _tree=None, _tree_key=None)
+
+    def bind(self, fast: bool, plain: bool = False) -> None:
+        """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
+        uncompiled too) from the next call on."""
+        agent, base = self.agent, self.runner.base
+        self.g = self.runner.game(2, fast)
+        if fast:
+            self.fn, self.policy = self._compiled
+        else:
+            self.fn = agent._generic_fn(plain)
+            self.policy = base.policy(agent.policy)
+        self.fast = fast
+
+    def _arrays(self) -> Arrays:
+        t = self.tree
+        return Arrays(t.ni, t.nf, t.ea, t.ep, t.used, t.norm)
+
+    def call(self, control: np.ndarray, restarts: bool) -> None:
+        sh = self.runner.shared._replace(control=control)
+        while True:
+            code = self.fn(self.g, self._arrays(), self.w, self.policy, self.rng, sh)
+            if code == GROW:
+                if not self.tree.grow(self.max_tree_bytes):
+                    control[STOP] = 5  # "memory"
+                    return
+            elif code != PAUSE or control[RUNNER_PAUSE] != 0:
+                return
+
+    def dump(self) -> dict[str, Any]:
+        raise ValueError("tree searches have no checkpoints")
+
+    def load(self, data: dict[str, Any], check: Any) -> None:
+        raise ValueError("tree searches have no checkpoints")
+
+
+def _match(tree: Tree, current: Any, advance: Callable, equal: Callable) -> int | None:
+    """The node of the tree holding ``current``: the root, or a node one or two moves below it."""
+    if equal(tree.root_state, current):
+        return tree.root
+    frontier = [(tree.root, tree.root_state)]
+    for _ in range(2):
+        nxt = []
+        for node, state in frontier:
+            for a, child in tree.children(node):
+                s = advance(state, a)
+                if equal(s, current):
+                    return child
+                nxt.append((child, s))
+        frontier = nxt
+    return None

@@ -1,0 +1,489 @@
+"""Nested Monte Carlo Search (Cazenave, IJCAI 2009), with memorisation of the best sequence.
+
+A level-0 search is one playout. A level-l search plays a game move by move; before each move it
+tries every legal move followed by a level-(l-1) search and plays the move that led to the best
+score. With memorisation, the best complete sequence found so far is kept and followed when no
+later trial beats it, so a level-l result is never worse than any playout it saw. Ties between
+equally good moves are broken uniformly at random.
+
+The algorithm is written once, in :func:`_nmcs`, against the state operations of
+:mod:`mc_envs.agents.ops`: compiled per built-in game, and run as plain Python on any other env.
+
+Long runs: every level keeps its loop state (moves committed, next candidate, best score, tie
+counts) in a row of ``frames``/``scores`` when it stops or pauses between two candidates, so the
+search can be saved to a JSON checkpoint after any playout and continued, in the same process or
+after a crash, exactly as if it had not stopped (``search(..., checkpoint=, resume=)``).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from mc_envs.agents.base import NEG_INF, RUNS, STOP, Callback, SearchResult
+from mc_envs.agents.common import count_playout, record
+from mc_envs.agents.nested.nmcs_parallel import moves_search
+from mc_envs.agents.ops import (
+    bind_generic,
+    copy_state,
+    generic_policy,
+    ladder,
+    legal,
+    play,
+    playout,
+    score,
+)
+from mc_envs.agents.parallel.root import ParallelAgent, root_search
+from mc_envs.agents.runner import PAUSE, Runner, nested_budgets
+from mc_envs.rng import rng_below, rng_state
+
+# A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
+F_ACTIVE, F_PLAYED, F_NEXT, F_TIES, F_STEP_MOVE, F_STEP_TIES = range(6)
+S_BEST, S_STEP_BEST = range(2)
+FRAME_SIZE = 6
+
+Nest = namedtuple("Nest", "moves seqs lens path frames scores run_best")
+Nest.__doc__ = """The arrays of one NMCS search, one row per level (``level + 2`` rows).
+
+Attributes:
+    moves: ``[level, action]`` the legal moves of each level's current step.
+    seqs, lens: each level's best sequence from its start, ``seqs[l, :lens[l]]``; row ``L + 1``
+        holds the best completed run.
+    path: the moves from the root to the state being searched.
+    frames, scores: each level's loop state (``F_*``, ``S_*``) while paused.
+    run_best: ``[score]`` of the best completed run.
+"""
+
+Knobs = namedtuple("Knobs", "policy memorize")
+Knobs.__doc__ = """NMCS's settings: the playout policy (a kernel's code, or a generic factory) and
+whether the best sequence is memorised."""
+
+
+def _nmcs(level, d0, g, a, k, rng, sh):
+    """One level-``level`` search from ``g.states[level]``, whose moves from the root are path[:d0].
+
+    Leaves the best sequence from this node in ``a.seqs[level, :a.lens[level]]`` and returns its
+    score (without memorisation: the sequence actually played and its score).
+
+    Resumable: when the search is stopped or asked to pause (``control[PAUSE]``) between two
+    candidate moves, it saves its loop state in ``a.frames[level]``/``a.scores[level]`` and
+    returns with ``frames[level, F_ACTIVE]`` still set; its parent then saves its own state the
+    same way. Called again (with the parent's ``states[level]`` as before), it replays its
+    committed moves and continues exactly where it stopped.
+    """
+    states, ws, control = g.states, g.ws, sh.control
+    moves, seqs, lens, path, frames, scores = a.moves, a.seqs, a.lens, a.path, a.frames, a.scores
+    if frames[level, F_ACTIVE] != 0:  # resume: rebuild this level's state from its moves
+        played = frames[level, F_PLAYED]
+        first = frames[level, F_NEXT]
+        ties = frames[level, F_TIES]
+        step_move = frames[level, F_STEP_MOVE]
+        step_ties = frames[level, F_STEP_TIES]
+        best = scores[level, S_BEST]
+        step_best = scores[level, S_STEP_BEST]
+        for j in range(played):
+            play(states, level, path[d0 + j], ws)
+    else:
+        frames[level, F_ACTIVE] = 1
+        played = 0
+        first = 0
+        ties = 0
+        step_move = 0
+        step_ties = 0
+        best = NEG_INF
+        step_best = NEG_INF
+    pause = False
+    while True:
+        if control[STOP] != 0 or control[PAUSE] != 0:
+            pause = True  # ``first`` is 0 except on a resumed step, which continues at ``first``
+            break
+        n = legal(states, level, ws, moves[level])
+        if n == 0:
+            break
+        if first == 0:
+            step_best = NEG_INF
+            step_move = moves[level, 0]
+            step_ties = 0
+        for i in range(first, n):
+            m = moves[level, i]
+            copy_state(states, level - 1, level)
+            play(states, level - 1, m, ws)
+            path[d0 + played] = m
+            start = d0 + played + 1
+            if level == 1:
+                n_sub = playout(states, 0, k.policy, rng, ws, path, start)
+                s = score(states, 0)
+                count_playout(control)
+                record(path, start + n_sub, s, sh)
+                sub = path[start : start + n_sub]
+            else:
+                s = _nmcs(level - 1, start, g, a, k, rng, sh)
+                if frames[level - 1, F_ACTIVE] != 0:  # the child paused: candidate i continues
+                    pause = True
+                    first = i
+                    break
+                sub = seqs[level - 1, : lens[level - 1]]
+            if k.memorize:
+                take = s > best
+                if s == best:
+                    ties += 1
+                    take = rng_below(rng, ties + 1) == 0
+                elif take:
+                    ties = 0
+                if take:
+                    best = s
+                    seqs[level, played] = m
+                    seqs[level, played + 1 : played + 1 + len(sub)] = sub
+                    lens[level] = played + 1 + len(sub)
+            else:
+                take = s > step_best
+                if s == step_best:
+                    step_ties += 1
+                    take = rng_below(rng, step_ties + 1) == 0
+                elif take:
+                    step_ties = 0
+                if take:
+                    step_best = s
+                    step_move = m
+            if control[STOP] != 0 or control[PAUSE] != 0:
+                pause = True
+                first = i + 1
+                break
+        if pause:
+            break
+        first = 0
+        m = seqs[level, played] if k.memorize else step_move
+        play(states, level, m, ws)
+        path[d0 + played] = m
+        if not k.memorize:
+            seqs[level, played] = m
+        played += 1
+    if pause:
+        frames[level, F_PLAYED] = played
+        frames[level, F_NEXT] = first
+        frames[level, F_TIES] = ties
+        frames[level, F_STEP_MOVE] = step_move
+        frames[level, F_STEP_TIES] = step_ties
+        scores[level, S_BEST] = best
+        scores[level, S_STEP_BEST] = step_best
+        return best
+    frames[level, F_ACTIVE] = 0
+    if played == 0 or not k.memorize:
+        lens[level] = played
+        best = score(states, level)
+        record(path, d0 + played, best, sh)
+    return best
+
+
+def _iterate(level, restarts, g, a, k, rng, sh):
+    """Runs complete level-``level`` searches from ``g.states[level + 1]`` until told to stop.
+
+    ``a.run_best`` receives the best result of the completed runs: [score] and its sequence in
+    ``a.seqs[level + 1]``. With ``restarts`` false, exactly one run. A run that was stopped or
+    paused part-way (``frames[level, F_ACTIVE]`` set) is continued by the next call.
+    """
+    top = level + 1
+    control, seqs, lens = sh.control, a.seqs, a.lens
+    while control[STOP] == 0 and control[PAUSE] == 0:
+        copy_state(g.states, level, top)
+        if level == 0:
+            n = playout(g.states, 0, k.policy, rng, g.ws, a.path, 0)
+            s = score(g.states, 0)
+            count_playout(control)
+            record(a.path, n, s, sh)
+            seqs[0, :n] = a.path[:n]
+            lens[0] = n
+        else:
+            s = _nmcs(level, 0, g, a, k, rng, sh)
+            if a.frames[level, F_ACTIVE] != 0:  # stopped or paused: the run continues later
+                break
+        control[RUNS] += 1
+        if s > a.run_best[0]:
+            a.run_best[0] = s
+            seqs[top, : lens[level]] = seqs[level, : lens[level]]
+            lens[top] = lens[level]
+        if not restarts:
+            break
+    return a.run_best[0]
+
+
+def _no_deeper(level, d0, g, a, k, rng, sh):
+    """Stands for the level below level 1, which is never searched (playouts are used instead)."""
+    return NEG_INF
+
+
+_generic = bind_generic(_iterate, _nmcs=bind_generic(_nmcs))
+_plain = bind_generic(_iterate, plain=True, _nmcs=bind_generic(_nmcs, plain=True))
+_entry_points: dict[tuple[str, int], Callable] = {}
+
+
+def compiled_entry(kernel: Any, level: int) -> Callable:
+    """The cached compiled NMCS of a kernel for one level (:func:`mc_envs.agents.ops.ladder`)."""
+    key = (kernel.name, level)
+    fn = _entry_points.get(key)
+    if fn is None:
+        fn = _entry_points[key] = ladder(
+            kernel, level, step=_nmcs, entry=_iterate, bottom=_no_deeper, name="_nmcs"
+        )
+    return fn
+
+
+class NMCS(ParallelAgent):
+    """Nested Monte Carlo Search.
+
+    Args:
+        level: nesting level; 0 is iterative sampling (repeated playouts).
+        seed: seeds the search's random stream; a fixed seed and playout budget give a fixed result.
+        policy: the playout policy: a name (``"random"`` for every game, or a game's own, e.g.
+            SameGame's ``"tabu"``), ``None`` for the game's default, or a callable
+            ``policy(env) -> chooser(actions, rng) -> action`` (runs on the generic path).
+        memorize: keep and follow the best sequence found (True), or the paper's ablation that
+            only follows the best move of each step (False).
+        compiled: use the game's compiled search when it has one (True, the default), or force
+            the generic Python path (False: slower, same result).
+        workers, backend, address: parallel search (:mod:`mc_envs.agents.parallel.root`).
+        parallel: how the workers share the search: ``"root"`` (the default: independent searches
+            from derived seeds, the best kept) or ``"moves"`` (level >= 2: the top level's
+            candidate moves, each followed by a level-(L-1) search, are evaluated on the workers;
+            :func:`mc_envs.agents.nested.nmcs_parallel.moves_search`; its result does not depend on the number
+            of workers).
+    """
+
+    name = "nmcs"
+    schemes = {"root": root_search, "moves": moves_search}
+
+    def __init__(
+        self,
+        level: int = 1,
+        *,
+        seed: int = 0,
+        policy: str | Callable | None = None,
+        memorize: bool = True,
+        compiled: bool = True,
+        workers: int = 1,
+        backend: str = "local",
+        address: str | None = None,
+        parallel: str = "root",
+    ) -> None:
+        if level < 0:
+            raise ValueError(f"level must be >= 0, got {level}")
+        if parallel == "moves" and level < 2:
+            raise ValueError("parallel='moves' spreads level-(L-1) searches: it needs level >= 2")
+        self.level = int(level)
+        self.seed = int(seed)
+        self.policy = policy
+        self.memorize = bool(memorize)
+        self.compiled = bool(compiled)
+        self.init_parallel(workers, backend, address, parallel)
+
+    @property
+    def params(self) -> dict:
+        """The constructor arguments (for records)."""
+        policy = (
+            self.policy if not callable(self.policy) else getattr(self.policy, "__name__", "custom")
+        )
+        params = {
+            "level": self.level,
+            "seed": self.seed,
+            "policy": policy,
+            "memorize": self.memorize,
+        }
+        if self.parallel != "root":
+            params["parallel"] = self.parallel
+        return params
+
+    def run_search(
+        self,
+        env: Any,
+        *,
+        time_limit: float | None = None,
+        playouts: int | None = None,
+        iterations: int | None = None,
+        callback: Callback | None = None,
+        checkpoint: str | None = None,
+        resume: bool = False,
+        checkpoint_every: float = 5.0,
+    ) -> SearchResult:
+        """One search in this process (:meth:`search` is the public entry point).
+
+        With no budget, runs one complete level-``level`` search (the paper's algorithm). With a
+        budget (``time_limit`` seconds, ``playouts``, or ``iterations`` = complete runs), restarts
+        until the budget ends, and stops early as soon as the env's ``max_score`` is reached;
+        the best sequence found is returned.
+
+        Args:
+            checkpoint: a JSON file where the search's state (the moves committed at every level,
+                the best sequences, the random stream, the counters) is saved every
+                ``checkpoint_every`` seconds and at the end (atomically). Saving waits for the
+                next playout to end; it does not change the search's result.
+            resume: continue the search saved in ``checkpoint`` (same env state and parameters)
+                exactly where it was; budgets count from the start of the saved search (playouts,
+                runs), the time limit from now.
+        """
+        runner = Runner(env, **nested_budgets(env, time_limit, playouts, iterations))
+        program = _Program(self, env, runner)
+        why, seconds = runner.run(
+            program,
+            time_limit=time_limit,
+            callback=callback,
+            checkpoint=checkpoint,
+            resume=resume,
+            checkpoint_every=checkpoint_every,
+        )
+        return runner.result(why, seconds, program.answer())
+
+
+class _Program:
+    """One NMCS search over one env: its arrays and entry point, for :class:`Runner`."""
+
+    algo = "nmcs"
+
+    def __init__(self, agent: NMCS, env: Any, runner: Runner) -> None:
+        self.agent, self.runner = agent, runner
+        self.params = agent.params
+        base = self.base = env.unwrapped
+        kernel = getattr(base, "kernel", None)
+        self.fast = agent.compiled and kernel is not None and not callable(agent.policy)
+        max_moves, max_actions = runner.max_moves, int(base.action_space.n)
+        slots = agent.level + 2
+        if self.fast and kernel.policies.get(agent.policy or base.default_policy) is None:
+            names = sorted(kernel.policies)
+            raise ValueError(f"{base.game} has no playout policy {agent.policy!r}; it has {names}")
+        self.bind(self.fast)
+        self.a = Nest(
+            moves=np.zeros((slots, max_actions), dtype=np.int64),
+            seqs=np.zeros((slots, max_moves + 1), dtype=np.int64),
+            lens=np.zeros(slots, dtype=np.int64),
+            path=np.zeros(max_moves + 1, dtype=np.int64),
+            frames=np.zeros((slots, FRAME_SIZE), dtype=np.int64),
+            scores=np.zeros((slots, 2), dtype=np.float64),
+            run_best=np.full(1, NEG_INF),
+        )
+        self.rng = rng_state(agent.seed)
+
+    def entries(self) -> list[Any]:
+        """The compiled entry points (for :mod:`mc_envs.agents.compile_ahead`)."""
+        return [compiled_entry(self.base.kernel, self.agent.level)]
+
+    def bind(self, fast: bool, plain: bool = False) -> None:
+        """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
+        uncompiled too) from the next call on; the search's own arrays carry over, and a level
+        rebuilds its state from its moves."""
+        agent, base = self.agent, self.base
+        self.g = self.runner.game(agent.level + 2, fast)
+        if fast:
+            policy = base.kernel.policies[agent.policy or base.default_policy]
+            self.fn = self.entries()[0]
+        else:
+            policy = generic_policy(base, agent.policy)
+            self.fn = _plain if plain else _generic
+        self.k = Knobs(policy, agent.memorize)
+        self.fast = fast
+
+    def call(self, control: np.ndarray, restarts: bool) -> None:
+        sh = self.runner.shared._replace(control=control)
+        self.fn(self.agent.level, restarts, self.g, self.a, self.k, self.rng, sh)
+
+    def answer(self) -> tuple[float, list[int]] | None:
+        """Without memorisation, the best completed run (the game the search played)."""
+        control, top = self.runner.control, self.agent.level + 1
+        if control[RUNS] > 0 and not self.agent.memorize and control[STOP] != 2:
+            return float(self.a.run_best[0]), self.a.seqs[top, : self.a.lens[top]].tolist()
+        return None
+
+    def dump(self) -> dict[str, Any]:
+        a = self.a
+        return {
+            "frames": a.frames.tolist(),
+            "scores": a.scores.tolist(),
+            "seqs": [_trimmed(row) for row in a.seqs],
+            "lens": a.lens.tolist(),
+            "path": _trimmed(a.path),
+            "rng": [int(x) for x in self.rng],
+            "run_best": float(a.run_best[0]),
+        }
+
+    def load(self, data: dict[str, Any], check: Any) -> None:
+        a, slots = self.a, len(self.a.frames)
+        max_moves, max_actions = self.runner.max_moves, a.moves.shape[1]
+        frames = data.get("frames")
+        if not isinstance(frames, list) or len(frames) != slots:
+            raise check.fail("search.frames", f"expected {slots} rows (a level-{slots - 2} search)")
+        highs = {
+            F_ACTIVE: 1,
+            F_PLAYED: max_moves,
+            F_NEXT: max_actions,
+            F_TIES: 2**62,
+            F_STEP_MOVE: max_actions - 1,
+            F_STEP_TIES: 2**62,
+        }
+        rows = []
+        for r, row in enumerate(frames):
+            rows.append(check.ints(row, f"search.frames[{r}]", 0, 2**62, length=FRAME_SIZE))
+            for f, high in highs.items():
+                if rows[r][f] > high:
+                    raise check.fail(f"search.frames[{r}][{f}]", f"{rows[r][f]} > {high}")
+        scores = data.get("scores")
+        if not isinstance(scores, list) or len(scores) != slots:
+            raise check.fail("search.scores", f"expected {slots} rows")
+        scores = [check.numbers(row, f"search.scores[{r}]", 2) for r, row in enumerate(scores)]
+        lens = check.ints(data.get("lens"), "search.lens", 0, max_moves, length=slots)
+        seqs = data.get("seqs")
+        if not isinstance(seqs, list) or len(seqs) != slots:
+            raise check.fail("search.seqs", f"expected {slots} rows")
+        seqs = [check.actions(row, f"search.seqs[{r}]") for r, row in enumerate(seqs)]
+        path = check.actions(data.get("path"), "search.path")
+        rng = check.rng(data.get("rng"), "search.rng")
+        run_best = check.number(data.get("run_best"), "search.run_best")
+        self._check_resume(check, rows, seqs, lens, path)
+        a.frames[:] = np.asarray(rows, dtype=np.int64)
+        a.scores[:] = np.asarray(scores, dtype=np.float64)
+        a.lens[:] = lens
+        for row, seq in enumerate(seqs):
+            a.seqs[row, : len(seq)] = seq
+        a.path[: len(path)] = path
+        self.rng[:] = np.asarray(rng, dtype=np.uint64)
+        a.run_best[0] = run_best
+
+    def _check_resume(self, check: Any, frames: list, seqs: list, lens: list, path: list) -> None:
+        """Refuses a paused search whose replayed moves would not be legal: every move the
+        resumed levels replay or may play must be legal where it is played."""
+        prefix: list[int] = []
+        d0 = 0
+        path = path + [0] * (self.runner.max_moves + 1 - len(path))  # saved without trailing 0s
+        for level in range(self.agent.level, 0, -1):
+            frame = frames[level]
+            if frame[F_ACTIVE] == 0:
+                return
+            played, first = frame[F_PLAYED], frame[F_NEXT]
+            field = f"search.path[{d0}:{d0 + played}]"
+            committed = path[d0 : d0 + played]
+            if len(committed) != played:
+                raise check.fail(field, "runs past the longest game")
+            legal = check.legal_after(prefix, committed, field)
+            if first > len(legal) or len(legal) == 0:
+                raise check.fail(f"search.frames[{level}][{F_NEXT}]", "no such candidate move")
+            seq = (seqs[level] + [0] * lens[level])[: lens[level]]
+            if self.agent.memorize and lens[level] > 0:
+                if seq[:played] != committed or lens[level] <= played:
+                    raise check.fail(f"search.seqs[{level}]", "does not extend the moves played")
+                check.legal_after(prefix, seq, f"search.seqs[{level}]")
+            elif self.agent.memorize and first > 0:
+                raise check.fail(f"search.lens[{level}]", "a step under way has no best sequence")
+            if not self.agent.memorize and first > 0 and frame[F_STEP_MOVE] not in legal:
+                raise check.fail(f"search.frames[{level}][{F_STEP_MOVE}]", "not a legal move")
+            if level == 1 or frames[level - 1][F_ACTIVE] == 0:
+                return
+            if first >= len(legal):
+                raise check.fail(f"search.frames[{level}][{F_NEXT}]", "no candidate left")
+            prefix = [*prefix, *committed, int(legal[first])]
+            d0 += played + 1
+
+
+def _trimmed(row: np.ndarray) -> list[int]:
+    """The row without its trailing zeros (fresh arrays are zeros: loading restores them)."""
+    nz = np.flatnonzero(row)
+    return row[: nz[-1] + 1 if len(nz) else 0].tolist()

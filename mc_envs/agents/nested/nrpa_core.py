@@ -1,0 +1,423 @@
+"""NRPA's compiled core: policy tables, move logs, the search templates and their arrays.
+
+The weights live in one row per level of a flat array indexed by ``code mod P`` (P prime), with the
+list of touched indices per row, so copying or clearing a policy costs the entries it holds, not P.
+Each level's best sequence carries a *move log*, the reduced codes of the allowed moves at every
+step and the index of the one played, written by the rollout that found it: adapting reads the log
+instead of replaying the sequence (a sequence without one is replayed, and its log filled).
+No compiled code recurses: each level is its own compiled instance calling the one below, and each
+level keeps its iteration counter and "an iteration is under way" flag in arrays, so a search can
+pause at any iteration boundary and continue exactly as if it had not stopped.
+
+The templates are written once against the collaborators of :mod:`mc_envs.agents.ops` (``legal_codes``,
+``select``, ``play``, ``score``, ``copy_state``): compiled per kernel, and run as plain Python over
+the contract for any other env. Their arguments come in a few records: ``g``
+(:class:`~mc_envs.agents.ops.Game`), ``a`` (:class:`Work`), ``pol`` (:class:`Tables`), ``log``
+(:class:`Log`), ``k`` (:class:`Knobs`), the random stream ``rng`` and ``sh``
+(:class:`~mc_envs.agents.ops.Shared`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from collections.abc import Callable
+from typing import Any
+
+from mc_envs._numba import instantiate, njit
+from mc_envs.agents.base import NEG_INF, RUNS, STOP
+from mc_envs.agents.common import count_playout, record
+from mc_envs.agents.ops import (
+    bias,
+    bind_generic,
+    compiled_ops,
+    copy_state,
+    ladder,
+    legal_codes,
+    play,
+    score,
+    select,
+)
+from mc_envs.agents.runner import PAUSE
+from mc_envs.rng import rng_uniform
+
+PRIME = 524_287  # policy table size (2**19 - 1): codes are reduced modulo this prime
+# (a global, so that the compiled search divides by a constant: ~10% more rollouts a second)
+DELTA_CAPACITY = 1 << 20  # buffered weight changes of one adaptation before they are applied
+LOG_CAPACITY = 1 << 20  # codes in one sequence's move log; a longer sequence is replayed instead
+
+Work = namedtuple("Work", "moves codes probs bias seqs lens scores iters active reps dcode dval")
+Work.__doc__ = """NRPA's per-search arrays; rows are levels (``level + 2`` rows).
+
+Attributes:
+    moves, codes, probs: one step's allowed moves, their reduced codes and probabilities.
+    bias: one step's bias terms (``beta`` times the game's :attr:`~mc_envs.core.Kernel.bias`).
+    seqs, lens, scores: each level's best sequence ``seqs[l, :lens[l]]`` and its score; row
+        ``L + 1`` holds the best completed run.
+    iters, active: each level's iteration counter and "an iteration is under way" flag.
+    reps: each level's count of iterations that returned its best score again (``repeats``).
+    dcode, dval: the buffered weight changes of one adaptation.
+"""
+
+Tables = namedtuple("Tables", "w mark used nused")
+Tables.__doc__ = """The policies, one row per level: weights ``w[row, idx]``, ``mark[row, idx]`` set
+when touched, and the touched indices ``used[row, :nused[row]]``."""
+
+Log = namedtuple("Log", "ok codes bias off pick")
+Log.__doc__ = """The move log of each row's sequence: the reduced codes of every step's allowed
+moves ``codes[row, off[row, t]:off[row, t + 1]]`` and their bias terms ``bias[row, ...]`` (one
+column only when ``beta`` is 0), the index of the one played ``pick[row, t]``, and ``ok[row]`` set
+when the log matches ``seqs[row]``."""
+
+Knobs = namedtuple("Knobs", "n_iter alpha key tau beta stabilize repeats plain")
+Knobs.__doc__ = """NRPA's settings (:class:`mc_envs.agents.nested.nrpa.NRPA` documents them).
+
+Attributes:
+    n_iter, alpha: N iterations per level, the adaptation step.
+    key: the selective policy's key (``-1``: none).
+    tau, beta: GNRPA's temperature and bias weight (1 and 0: plain NRPA).
+    stabilize: rollouts per level-1 iteration (Stabilized NRPA; 1: plain).
+    repeats: a level ends after this many iterations returning its best score again (0: never).
+    plain: 1 to key the policy by the action instead of the game's move code.
+"""
+
+
+# -- policy tables: w[row, idx] weights, mark[row, idx] touched, used[row, :nused[row]] touched idx -
+
+
+@njit(cache=True, nogil=True)
+def clear_policy(w, mark, used, nused, row):
+    """Resets a policy row to all-zero weights."""
+    for j in range(nused[row]):
+        k = used[row, j]
+        w[row, k] = 0.0
+        mark[row, k] = 0
+    nused[row] = 0
+
+
+@njit(cache=True, nogil=True)
+def copy_policy(w, mark, used, nused, dst, src):
+    """Makes policy row ``dst`` a copy of row ``src``."""
+    clear_policy(w, mark, used, nused, dst)
+    for j in range(nused[src]):
+        k = used[src, j]
+        w[dst, k] = w[src, k]
+        mark[dst, k] = 1
+        used[dst, j] = k
+    nused[dst] = nused[src]
+
+
+@njit(cache=True, nogil=True)
+def add_weight(w, mark, used, nused, row, k, delta):
+    """Adds ``delta`` to the weight at index ``k`` of a policy row."""
+    if mark[row, k] == 0:
+        mark[row, k] = 1
+        used[row, nused[row]] = k
+        nused[row] += 1
+    w[row, k] += delta
+
+
+# -- move logs: the legal codes along a sequence, kept so that adapting to it needs no replay ------
+
+
+@njit(cache=True, nogil=True)
+def copy_log(log, dst, src, n):
+    """Makes the move log of row ``dst`` a copy of row ``src``'s first ``n`` steps."""
+    lok, lcodes, loff, lpick = log.ok, log.codes, log.off, log.pick
+    lok[dst] = lok[src]
+    if lok[src] != 0:
+        for j in range(loff[src, n]):
+            lcodes[dst, j] = lcodes[src, j]
+        for t in range(n):
+            loff[dst, t] = loff[src, t]
+            lpick[dst, t] = lpick[src, t]
+        loff[dst, n] = loff[src, n]
+
+
+@njit(cache=True, nogil=True)
+def exp_weights(probs, n):
+    """Turns the weights ``probs[:n]`` into ``exp(weight - max weight)`` in place; returns their
+    sum (the softmax's denominator)."""
+    top = NEG_INF
+    for j in range(n):
+        if probs[j] > top:
+            top = probs[j]
+    z = 0.0
+    for j in range(n):
+        e = math.exp(probs[j] - top)
+        probs[j] = e
+        z += e
+    return z
+
+
+# -- the search, written once ---------------------------------------------------------------------
+
+
+def _terms(g, i, a, n, k):
+    """Prepares one step's ``n`` allowed moves of slot ``i``: keys them by the action with
+    ``k.plain``, and writes their bias terms into ``a.bias`` (zeros when ``k.beta`` is 0)."""
+    if k.plain != 0:
+        for j in range(n):
+            a.codes[j] = a.moves[j]
+    if k.beta != 0.0:
+        bias(g.states, i, g.ws, a.moves, n, a.bias)
+        for j in range(n):
+            a.bias[j] *= k.beta
+    else:
+        for j in range(n):
+            a.bias[j] = 0.0
+
+
+def _rollout(g, a, log, w, k, rng, sh):
+    """One level-0 search from ``g.states[0]`` with the weights ``w``; writes ``a.seqs[0]`` and
+    row 0 of the move log, returns (score, n)."""
+    states, ws = g.states, g.ws
+    moves, codes, probs, terms, seq = a.moves, a.codes, a.probs, a.bias, a.seqs[0]
+    lcodes, lbias, loff, lpick = log.codes, log.bias, log.off, log.pick
+    cap = lcodes.shape[1]
+    tau, beta = k.tau, k.beta
+    logged = True
+    pos = 0
+    copy_state(states, 1, 0)
+    t = 0
+    while True:
+        n = legal_codes(states, 1, ws, moves, codes)
+        if n == 0:
+            break
+        n = select(states, 1, moves, codes, n, k.key)
+        if pos + n > cap:
+            logged = False
+        _terms(g, 1, a, n, k)
+        for j in range(n):
+            c = codes[j] % PRIME
+            if logged:
+                lcodes[0, pos + j] = c
+                if beta != 0.0:
+                    lbias[0, pos + j] = terms[j]
+            probs[j] = w[c] / tau + terms[j]
+        u = rng_uniform(rng) * exp_weights(probs, n)
+        j = 0
+        acc = probs[0]
+        while acc <= u and j < n - 1:
+            j += 1
+            acc += probs[j]
+        m = moves[j]
+        play(states, 1, m, ws)
+        seq[t] = m
+        if logged:
+            loff[0, t] = pos
+            lpick[0, t] = j
+            pos += n
+        t += 1
+    loff[0, t] = pos
+    log.ok[0] = 1 if logged else 0
+    s = score(states, 1)
+    count_playout(sh.control)
+    record(seq, t, s, sh)
+    return s, t
+
+
+def _adapt(row, g, a, pol, log, k):
+    """Adapts policy row ``row`` towards ``a.seqs[row, :a.lens[row]]`` (played from
+    ``g.states[0]``).
+
+    The legal codes of every step come from the move log of the row when it holds them (the
+    rollout that found the sequence wrote them); otherwise the sequence is replayed, and the log
+    filled on the way for the next adaptation.
+    """
+    states, ws = g.states, g.ws
+    moves, codes, probs, terms, seqs = a.moves, a.codes, a.probs, a.bias, a.seqs
+    dcode, dval = a.dcode, a.dval
+    w, mark, used, nused = pol.w, pol.mark, pol.used, pol.nused
+    lcodes, lbias, loff, lpick = log.codes, log.bias, log.off, log.pick
+    tau, beta = k.tau, k.beta
+    step = k.alpha / tau
+    length = a.lens[row]
+    replay = log.ok[row] == 0
+    fill = replay
+    pos = 0
+    if replay:
+        copy_state(states, 1, 0)
+    nd = 0
+    for t in range(length):
+        if replay:
+            m = seqs[row, t]
+            n = legal_codes(states, 1, ws, moves, codes)
+            n = select(states, 1, moves, codes, n, k.key)
+            _terms(g, 1, a, n, k)
+            pick = -1
+            for j in range(n):
+                codes[j] = codes[j] % PRIME
+                if moves[j] == m:
+                    pick = j
+            if fill and pos + n > lcodes.shape[1]:
+                fill = False
+            if fill:
+                for j in range(n):
+                    lcodes[row, pos + j] = codes[j]
+                    if beta != 0.0:
+                        lbias[row, pos + j] = terms[j]
+                loff[row, t] = pos
+                lpick[row, t] = pick
+                pos += n
+            play(states, 1, m, ws)
+        else:
+            start = loff[row, t]
+            n = loff[row, t + 1] - start
+            pick = lpick[row, t]
+            for j in range(n):
+                codes[j] = lcodes[row, start + j]
+                terms[j] = lbias[row, start + j] if beta != 0.0 else 0.0
+        if nd + n > len(dcode):  # never on the built-in games; approximate beyond
+            for j in range(nd):
+                add_weight(w, mark, used, nused, row, dcode[j], dval[j])
+            nd = 0
+        for j in range(n):
+            c = codes[j]
+            dcode[nd + j] = c
+            probs[j] = w[row, c] / tau + terms[j]
+        z = exp_weights(probs, n)
+        for j in range(n):
+            d = -step * probs[j] / z
+            if j == pick:
+                d += step
+            dval[nd + j] = d
+        nd += n
+    if fill:
+        loff[row, length] = pos
+        log.ok[row] = 1
+    for j in range(nd):
+        add_weight(w, mark, used, nused, row, dcode[j], dval[j])
+
+
+def _nrpa(level, g, a, pol, log, k, rng, sh):
+    """The level-``level`` search (``level >= 1``) with policy row ``level``; resumable.
+
+    Continues from ``a.iters[level]``; ``a.active[level]`` says that the iteration under way
+    already has its child initialised (a resumed search re-enters the child instead of restarting
+    it). Returns the level's best score; its sequence is ``a.seqs[level, :a.lens[level]]``.
+    """
+    control, iters, active = sh.control, a.iters, a.active
+    below = level - 1
+    while iters[level] < k.n_iter:
+        if control[STOP] != 0 or control[PAUSE] != 0:
+            break
+        if active[level] == 0:
+            if level > 1:  # a rollout reads its parent's row: it never adapts it
+                copy_policy(pol.w, pol.mark, pol.used, pol.nused, below, level)
+            iters[below] = 0
+            a.scores[below] = NEG_INF
+            a.lens[below] = 0
+            a.reps[below] = 0
+            active[level] = 1
+        if level == 1:
+            for _ in range(k.stabilize):  # Stabilized NRPA: several rollouts, one adaptation
+                s, n = _rollout(g, a, log, pol.w[1], k, rng, sh)
+                a.scores[0] = s
+                a.lens[0] = n
+                _keep(level, a, log)
+                if control[STOP] != 0:
+                    break
+        else:
+            _nrpa(below, g, a, pol, log, k, rng, sh)
+            if control[STOP] != 0 or control[PAUSE] != 0:
+                break  # the child is unfinished: this iteration continues on resume
+            _keep(level, a, log)
+        active[level] = 0
+        _adapt(level, g, a, pol, log, k)
+        iters[level] += 1
+        if k.repeats > 0 and a.reps[level] >= k.repeats:
+            iters[level] = k.n_iter  # converged: the level ends early
+    return a.scores[level]
+
+
+@njit(cache=True, nogil=True)
+def _keep(level, a, log):
+    """Keeps the sequence of the level below as the level's best when it scores at least as
+    much (``>=``, as in the paper), and counts how many times in a row the best score came back."""
+    below = level - 1
+    if a.scores[below] == a.scores[level]:
+        a.reps[level] += 1
+    else:
+        a.reps[level] = 0
+    if a.scores[below] >= a.scores[level]:
+        n = a.lens[below]
+        a.scores[level] = a.scores[below]
+        a.seqs[level, :n] = a.seqs[below, :n]
+        a.lens[level] = n
+        copy_log(log, level, below, n)
+
+
+def _iterate(level, restarts, g, a, pol, log, k, rng, sh):
+    """Runs complete level-``level`` searches from a zero policy until told to stop or pause.
+
+    Row ``level + 1`` of ``seqs``/``lens``/``scores`` holds the best completed run;
+    ``active[level + 1]`` says a run is under way. With ``restarts`` false, one run.
+    """
+    top = level + 1
+    control = sh.control
+    while control[STOP] == 0 and control[PAUSE] == 0:
+        if a.active[top] == 0:
+            clear_policy(pol.w, pol.mark, pol.used, pol.nused, level)
+            a.iters[level] = 0
+            a.scores[level] = NEG_INF
+            a.lens[level] = 0
+            a.reps[level] = 0
+            a.active[top] = 1
+        s = _nrpa(level, g, a, pol, log, k, rng, sh)
+        if control[STOP] != 0 or control[PAUSE] != 0:
+            break
+        a.active[top] = 0
+        control[RUNS] += 1
+        if s > a.scores[top]:
+            n = a.lens[level]
+            a.scores[top] = s
+            a.seqs[top, :n] = a.seqs[level, :n]
+            a.lens[top] = n
+        if not restarts:
+            break
+    return a.scores[top]
+
+
+def _no_deeper(level, g, a, pol, log, k, rng, sh):
+    """Stands for the level below level 1, which is never searched (rollouts are used instead)."""
+    return NEG_INF
+
+
+def _generic_entry(plain: bool) -> tuple[Callable, Callable]:
+    terms = bind_generic(_terms, plain=plain)
+    rollout = bind_generic(_rollout, plain=plain, _terms=terms)
+    adapt = bind_generic(_adapt, plain=plain, _terms=terms)
+    nrpa = bind_generic(_nrpa, plain=plain, _rollout=rollout, _adapt=adapt)
+    return bind_generic(_iterate, plain=plain, _nrpa=nrpa), adapt
+
+
+GENERIC = _generic_entry(False)
+"""The generic search: (entry point, adaptation), plain Python over the contract."""
+PLAIN = _generic_entry(True)
+"""The generic search with its helpers uncompiled too (a cold cache's stand-in)."""
+_entry_points: dict[tuple[str, int], tuple[Callable, Callable]] = {}
+
+
+def compiled_entry(kernel: Any, level: int) -> tuple[Callable, Callable]:
+    """The cached compiled NRPA of a kernel for one level (:func:`mc_envs.agents.ops.ladder`), and its
+    compiled adaptation."""
+    key = (kernel.name, level)
+    found = _entry_points.get(key)
+    if found is None:
+        ops = compiled_ops(kernel)
+        terms = instantiate(_terms, kernel.name, **ops)
+        rollout = instantiate(_rollout, kernel.name, **ops, _terms=terms)
+        adapt = instantiate(_adapt, kernel.name, **ops, _terms=terms)
+        entry = ladder(
+            kernel,
+            level,
+            step=_nrpa,
+            entry=_iterate,
+            bottom=_no_deeper,
+            name="_nrpa",
+            _rollout=rollout,
+            _adapt=adapt,
+        )
+        found = _entry_points[key] = (entry, adapt)
+    return found

@@ -1,0 +1,483 @@
+"""The collaborators every search template calls, declared once, and their two bindings.
+
+A search algorithm is written once, as plain Python functions ("templates") that touch game states
+only through the operations declared below, always by slot index into a ``states`` store. The
+declarations are stubs: a binding replaces them in a copy of the template's globals.
+
+- :func:`compiled_ops` binds them to the numba functions of a game's
+  :class:`~mc_envs.core.Kernel` (``states`` is a 2-D array, one state per row); the template is then
+  compiled with :func:`mc_envs._numba.instantiate`: the fast path.
+- :data:`GENERIC_OPS` binds them to plain Python over :class:`EnvStates` (snapshots of any env of
+  the planning-env contract): :func:`bind_generic` gives the template as a Python function.
+
+The tests check that both bindings give the same result for a seed.
+
+The runner's side of every search is one :class:`Shared` record (the control block, the best
+sequence found so far and the score that ends the search), written by :func:`mc_envs.agents.common.record`.
+"""
+
+from __future__ import annotations
+
+import types
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+
+from mc_envs._numba import instantiate, njit
+from mc_envs.agents.common import count_playout, record
+from mc_envs.core import Kernel, random_policy
+from mc_envs.rng import Rng
+
+Game = namedtuple("Game", "states ws")
+Game.__doc__ = """The game side of a search: ``states`` (a slot store: a 2-D array, one state per row, or
+an :class:`EnvStates`) and ``ws`` (the kernel's scratch array; None on the generic path)."""
+
+Shared = namedtuple("Shared", "control best_score best_seq best_len max_score")
+Shared.__doc__ = """What a search shares with its runner.
+
+Attributes:
+    control: the int64 control block (:mod:`mc_envs.agents.base`: stop flag, counters, budgets).
+    best_score: ``[score]`` of the best complete sequence found so far.
+    best_seq: its actions, ``best_seq[:best_len[0]]``.
+    best_len: ``[length]``.
+    max_score: a score that ends the search when reached (``1e300`` for none).
+"""
+
+# -- the collaborators: declared here, replaced by a binding ---------------------------------------
+
+
+def _unbound(name: str) -> None:
+    raise NotImplementedError(
+        f"{name} is a search template's collaborator: bind the template with "
+        "mc_envs.agents.ops.compiled_ops (then mc_envs._numba.instantiate) or mc_envs.agents.ops.bind_generic"
+    )
+
+
+def copy_state(states: Any, dst: int, src: int) -> None:
+    """Makes slot ``dst`` a copy of slot ``src``."""
+    _unbound("copy_state")
+
+
+def legal(states: Any, i: int, ws: Any, out: np.ndarray) -> int:
+    """Writes the legal actions of slot ``i``, sorted, into ``out[:n]``; returns ``n``."""
+    _unbound("legal")
+    return 0
+
+
+def play(states: Any, i: int, action: int, ws: Any) -> float:
+    """Plays a legal ``action`` in slot ``i``; returns its reward."""
+    _unbound("play")
+    return 0.0
+
+
+def playout(
+    states: Any, i: int, policy: Any, rng: np.ndarray, ws: Any, seq: np.ndarray, start: int
+) -> int:
+    """Plays slot ``i`` to the end with ``policy``, writing the actions to ``seq[start:]``;
+    returns how many."""
+    _unbound("playout")
+    return 0
+
+
+def score(states: Any, i: int) -> float:
+    """The cumulative score of slot ``i`` (one-player games)."""
+    _unbound("score")
+    return 0.0
+
+
+def player(states: Any, i: int) -> int:
+    """The player to move in slot ``i`` (two-player games; 0 otherwise)."""
+    _unbound("player")
+    return 0
+
+
+def returns(states: Any, i: int) -> float:
+    """At the end of a two-player game in slot ``i``: +1 player 0 won, -1 player 1 won, 0 draw."""
+    _unbound("returns")
+    return 0.0
+
+
+def legal_codes(states: Any, i: int, ws: Any, out: np.ndarray, codes: np.ndarray) -> int:
+    """``legal``, also writing each action's move code (NRPA's policy key) into ``codes[:n]``."""
+    _unbound("legal_codes")
+    return 0
+
+
+def select(states: Any, i: int, moves: np.ndarray, codes: np.ndarray, n: int, key: int) -> int:
+    """The game's selective move filter (:attr:`Kernel.select`): keeps ``m <= n`` moves and
+    their codes in place; returns ``m``. ``key < 0`` keeps them all."""
+    _unbound("select")
+    return n
+
+
+def bias(states: Any, i: int, ws: Any, moves: np.ndarray, n: int, out: np.ndarray) -> None:
+    """Writes the game's heuristic value of each of the ``n`` legal ``moves`` of slot ``i`` into
+    ``out[:n]`` (:attr:`Kernel.bias`; GNRPA's bias, before its weight); zeros without one."""
+    _unbound("bias")
+
+
+def compute_prior(states: Any, i: int, actions: np.ndarray, n: int, out: np.ndarray) -> None:
+    """Writes a prior probability for each of the ``n`` legal ``actions`` of slot ``i``."""
+    _unbound("compute_prior")
+
+
+# -- compiled binding: states is a 2-D array, one game state per row ------------------------------
+# The k_* names are bound per kernel by instantiate; defaults keep the module importable.
+
+k_legal = k_play = k_playout = k_score = k_player = k_returns = k_code = None
+k_legal_codes = k_select = k_prior = k_bias = None
+
+
+def _copy_state(states, dst, src):
+    states[dst, :] = states[src, :]
+
+
+def _legal(states, i, ws, out):
+    return k_legal(states[i], ws, out)
+
+
+def _play(states, i, action, ws):
+    return k_play(states[i], action, ws)
+
+
+def _playout(states, i, policy, rng, ws, seq, start):
+    return k_playout(states[i], policy, rng, ws, seq, start)
+
+
+def _score(states, i):
+    return k_score(states[i])
+
+
+def _player(states, i):
+    return k_player(states[i])
+
+
+def _returns(states, i):
+    return k_returns(states[i])
+
+
+def _legal_codes(states, i, ws, out, codes):
+    return k_legal_codes(states[i], ws, out, codes)
+
+
+def _legal_then_codes(s, ws, out, codes):
+    """The default ``legal_codes``: ``legal``, then the kernel's ``code`` for every action."""
+    n = k_legal(s, ws, out)
+    for j in range(n):
+        codes[j] = k_code(s, out[j], ws)
+    return n
+
+
+def _select(states, i, moves, codes, n, key):
+    return k_select(states[i], moves, codes, n, key)
+
+
+def _bias(states, i, ws, moves, n, out):
+    k_bias(states[i], moves, n, out, ws)
+
+
+def _prior(states, i, actions, n, out):
+    k_prior(states[i], actions, n, out)
+
+
+@njit(cache=True, nogil=True)
+def action_code(state, action, ws):
+    """The default move code (NRPA): the action itself."""
+    return np.int64(action)
+
+
+@njit(cache=True, nogil=True)
+def keep_all(state, moves, codes, n, key):
+    """The default selective filter: every legal move may be played."""
+    return n
+
+
+@njit(cache=True, nogil=True)
+def no_bias(state, moves, n, out, ws):
+    """The default move bias: zero for every move."""
+    for j in range(n):
+        out[j] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def uniform_prior(states, i, actions, n, out):
+    """The uniform prior: ``1 / n`` for each of the ``n`` legal actions."""
+    for k in range(n):
+        out[k] = 1.0 / n
+
+
+@njit(cache=True, nogil=True)
+def first_player(states, i):
+    """``player`` of one-player games."""
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def no_returns(states, i):
+    """``returns`` of one-player games."""
+    return 0.0
+
+
+_compiled_ops: dict[str, dict[str, Any]] = {}
+
+
+def compiled_ops(kernel: Kernel) -> dict[str, Any]:
+    """The numba bindings of every collaborator for ``kernel`` (built once per kernel).
+
+    One-player kernels get ``player`` = 0 and ``returns`` = 0; kernels without a selective filter
+    keep every move; ``compute_prior`` is uniform (:func:`prior_op` binds a kernel's own).
+    """
+    ops = _compiled_ops.get(kernel.name)
+    if ops is None:
+        bind = {
+            "k_legal": kernel.legal,
+            "k_play": kernel.play,
+            "k_playout": kernel.playout,
+            "k_score": kernel.score,
+            "k_code": kernel.code if kernel.code is not None else action_code,
+            "k_select": kernel.select if kernel.select is not None else keep_all,
+            "k_bias": kernel.bias if kernel.bias is not None else no_bias,
+        }
+        if kernel.player is not None:
+            bind["k_player"] = kernel.player
+            bind["k_returns"] = kernel.returns
+        bind["k_legal_codes"] = (
+            kernel.legal_codes
+            if kernel.legal_codes is not None
+            else instantiate(_legal_then_codes, kernel.name, **bind)
+        )
+        name = kernel.name
+        ops = {
+            "copy_state": instantiate(_copy_state, name),
+            "legal": instantiate(_legal, name, **bind),
+            "play": instantiate(_play, name, **bind),
+            "playout": instantiate(_playout, name, **bind),
+            "score": instantiate(_score, name, **bind),
+            "legal_codes": instantiate(_legal_codes, name, **bind),
+            "select": instantiate(_select, name, **bind),
+            "bias": instantiate(_bias, name, **bind),
+            "player": instantiate(_player, name, **bind) if kernel.player else first_player,
+            "returns": instantiate(_returns, name, **bind) if kernel.player else no_returns,
+            "compute_prior": uniform_prior,
+        }
+        _compiled_ops[name] = ops
+    return ops
+
+
+def prior_op(kernel: Kernel, name: str, fn: Any = None) -> Any:
+    """The ``compute_prior`` binding of a compiled prior: ``fn``, or the kernel's prior ``name``."""
+    return instantiate(_prior, f"{kernel.name}_{name}", k_prior=fn or kernel.priors[name])
+
+
+def ladder(
+    kernel: Kernel,
+    level: int,
+    *,
+    step: Any,
+    entry: Any,
+    bottom: Any,
+    name: str,
+    **bindings: Any,
+) -> Any:
+    """The compiled entry point of a nested search: ``entry`` over ``level`` instances of ``step``.
+
+    Numba's cache does not survive recursive functions called from other cached functions, so each
+    level of a nested search is its own instance of ``step`` whose global ``name`` (its recursive
+    call) is bound to the instance of the level below; ``bottom`` stands below level 1.
+    ``bindings`` (besides the kernel's collaborators) are bound in every instance.
+    """
+    ops = {**compiled_ops(kernel), **bindings}
+    below = instantiate(bottom, kernel.name)
+    for lv in range(1, level + 1):
+        below = instantiate(step, f"{kernel.name}_l{lv}", **ops, **{name: below})
+    return instantiate(entry, f"{kernel.name}_l{level}", **ops, **{name: below})
+
+
+def compiled_states(env: Any, slots: int) -> np.ndarray:
+    """A store of ``slots`` states, every row a copy of the env's current state array."""
+    return np.tile(env.unwrapped.state_view, (slots, 1))
+
+
+# -- generic binding: states is an EnvStates over the contract ------------------------------------
+
+
+class EnvStates:
+    """Slots of snapshots over one working env, restoring only when the slot in use changes.
+
+    Args:
+        env: an env implementing the planning-env contract (``env.unwrapped`` is used).
+        slots: how many snapshots to hold; all start as the env's current state.
+    """
+
+    def __init__(self, env: Any, slots: int) -> None:
+        self.env = env.unwrapped
+        root = self.env.clone_state()
+        self.snap = [root] * slots
+        self.live = 0  # the slot the env currently holds
+        self.dirty = False
+
+    def use(self, i: int) -> Any:
+        """The working env, holding slot ``i``."""
+        if i != self.live:
+            if self.dirty:
+                self.snap[self.live] = self.env.clone_state()
+            self.env.restore_state(self.snap[i])
+            self.live = i
+        self.dirty = True
+        return self.env
+
+    def copy(self, dst: int, src: int) -> None:
+        """Makes slot ``dst`` a copy of slot ``src``."""
+        if self.live == src and self.dirty:
+            self.snap[src] = self.env.clone_state()
+            self.dirty = False
+        self.snap[dst] = self.snap[src]
+        if self.live == dst:
+            self.env.restore_state(self.snap[dst])
+            self.dirty = False
+
+
+def generic_policy(env: Any, policy: Any) -> Any:
+    """The playout policy factory for the generic path: a callable as given, else the env's own
+    policy of that name (``env.policy(name)``), else uniform random for ``None`` / ``"random"``."""
+    if callable(policy):
+        return policy
+    if hasattr(env, "policy"):
+        return env.policy(policy)
+    if policy in (None, "random"):
+        return random_policy
+    raise ValueError(f"{type(env).__name__} has no playout policy {policy!r}: only 'random'")
+
+
+class _RngView(Rng):
+    """An :class:`Rng` sharing an existing state array."""
+
+    def __init__(self, state: np.ndarray) -> None:
+        self.state = state
+
+
+def _py_copy_state(states: EnvStates, dst: int, src: int) -> None:
+    states.copy(dst, src)
+
+
+def _py_legal(states: EnvStates, i: int, ws: Any, out: np.ndarray) -> int:
+    actions = states.use(i).legal_actions()
+    out[: len(actions)] = actions
+    return len(actions)
+
+
+def _py_play(states: EnvStates, i: int, action: int, ws: Any) -> float:
+    return float(states.use(i).step(int(action))[1])
+
+
+def _py_playout(states, i, policy, rng, ws, seq, start):
+    env = states.use(i)
+    choose = policy(env)
+    view = _RngView(rng)
+    n = 0
+    actions = env.legal_actions()
+    while len(actions):
+        a = int(choose(actions, view))
+        env.step(a)
+        seq[start + n] = a
+        n += 1
+        actions = env.legal_actions()
+    return n
+
+
+def _py_score(states: EnvStates, i: int) -> float:
+    return float(states.use(i).score)
+
+
+def _py_legal_codes(states: EnvStates, i: int, ws: Any, out: np.ndarray, codes: np.ndarray) -> int:
+    n = _py_legal(states, i, ws, out)
+    env = states.use(i)
+    move_code = getattr(env, "move_code", None)
+    for j in range(n):
+        codes[j] = int(move_code(int(out[j]))) if move_code is not None else int(out[j])
+    return n
+
+
+def _py_select(states: EnvStates, i: int, moves, codes, n: int, key: int) -> int:
+    if key < 0:
+        return n
+    return int(states.use(i).select_moves(moves, codes, n, key))
+
+
+def _py_bias(states: EnvStates, i: int, ws: Any, moves, n: int, out) -> None:
+    env = states.use(i)
+    move_bias = getattr(env, "move_bias", None)
+    if move_bias is None:
+        out[:n] = 0.0
+    else:
+        move_bias(moves, n, out)
+
+
+def _py_player(states: EnvStates, i: int) -> int:
+    return int(states.use(i).current_player)
+
+
+def _py_returns(states: EnvStates, i: int) -> float:
+    env = states.use(i)
+    return float(env.returns()[0]) if hasattr(env, "returns") else 0.0
+
+
+def _py_uniform_prior(states, i, actions, n, out):
+    out[:n] = 1.0 / n
+
+
+GENERIC_OPS = {
+    "copy_state": _py_copy_state,
+    "legal": _py_legal,
+    "play": _py_play,
+    "playout": _py_playout,
+    "score": _py_score,
+    "player": _py_player,
+    "returns": _py_returns,
+    "legal_codes": _py_legal_codes,
+    "select": _py_select,
+    "bias": _py_bias,
+    "compute_prior": _py_uniform_prior,
+    # The shared helpers as plain Python: a search that stands in on a cold cache
+    # (mc_envs.agents.compile_ahead) must not wait for them to compile.
+    "record": record.py_func,
+    "count_playout": count_playout.py_func,
+}
+
+
+def bind_generic(template: Any, *, plain: bool = False, **bindings: Any) -> Any:
+    """The template as a plain Python function over :data:`GENERIC_OPS` (and ``bindings``).
+
+    ``plain``: the compiled helpers it calls (``record``, a policy table's updates ...) run as
+    plain Python too (their ``py_func``: slower, the same results), so that it starts at once on
+    a cold numba cache (:mod:`mc_envs.agents.compile_ahead`).
+    """
+    namespace = dict(template.__globals__)
+    namespace.update(GENERIC_OPS)
+    if plain:
+        namespace.update(
+            (name, value.py_func)
+            for name, value in namespace.items()
+            if isinstance(value, Dispatcher)
+        )
+    namespace.update(bindings)
+    fn = types.FunctionType(template.__code__, namespace, template.__name__, template.__defaults__)
+    namespace[template.__name__] = fn
+    return fn
+
+
+def move_bound(base: Any) -> int:
+    """An upper bound on the moves left: the kernel's, the env's or its spec's, else 100,000."""
+    kernel = getattr(base, "kernel", None)
+    if kernel is not None:
+        return int(kernel.max_moves)
+    for name in ("max_moves", "max_episode_steps"):
+        value = getattr(base, name, None)
+        if value:
+            return int(value)
+    spec = getattr(base, "spec", None)
+    if spec is not None and spec.max_episode_steps:
+        return int(spec.max_episode_steps)
+    return 100_000

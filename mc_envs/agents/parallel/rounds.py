@@ -1,0 +1,380 @@
+"""The one progress loop of every parallel scheme: :class:`Rounds` runs batches of tasks on a pool
+(:mod:`mc_envs.agents.parallel.pools`) and follows them.
+
+It gives the callback live progress, holds the time limit, catches Ctrl-C, and counts the playouts
+of the finished tasks. Three rules keep a search going when its workers do not:
+
+- *The clock starts at the call.* A time limit T ends the search at T after the scheme started;
+  tasks still out then get ``GRACE`` seconds to return their best, and are left behind after that
+  (their best so far already reached the caller as a progress message). A worker still compiling
+  its kernels, or on a node that died, never holds the search past T + ``GRACE``.
+- *The caller stands in.* While the pool's tasks run, the calling process runs one task at a time
+  itself (:class:`CallerThread`): the lowest-numbered task of the batch from which
+  no worker has reported for ``PATIENCE`` seconds (at once, before any worker has reported at
+  all: they are still loading or compiling), or one whose worker died. The caller's copy stops
+  as soon as a worker reports on the task (its best so far is kept); otherwise the first copy to
+  finish is the result. A task's result depends only on the task (its seed and budget), so which
+  copy wins changes nothing but the time. Tasks that keep a checkpoint file are neither copied
+  nor submitted again: they resume from their file when the search is resumed.
+- *Nothing is lost silently.* A task whose worker died is submitted again (once) and run by the
+  caller meanwhile; the result's ``extra["participation"]`` says how many workers searched and
+  for how long, which tasks were lost with their worker, and which were late.
+"""
+
+from __future__ import annotations
+
+import pickle
+import queue
+import threading
+import time
+import traceback
+from typing import Any
+
+from mc_envs.agents.base import NEG_INF, Callback, Progress
+from mc_envs.agents.parallel.pools import REPORT_EVERY, run_task
+
+GRACE = 0.6  # seconds after the time limit that the tasks still out get to return (a worker
+# hears of the stop at its next report, within ``mc_envs.agents.base.run_search``'s 0.5 s)
+PATIENCE = 1.0  # a task no worker has reported on for this long is run by the caller too
+MEASURE = 0.5  # seconds of batches (once the workers have started) before judging them
+CUT = ("playouts", "max_score", "stopped", "callback", "time", "late")  # a task that did not finish
+
+
+def _late(index: int, playouts: int) -> dict:
+    """The result of a task that never returned (its worker late or gone)."""
+    return {
+        "score": NEG_INF,
+        "actions": [],
+        "playouts": int(playouts),
+        "seconds": 0.0,
+        "iterations": 0,
+        "stopped": "late",
+        "index": index,
+    }
+
+
+class CallerThread:
+    """The calling process as one more worker: one task at a time, in a thread.
+
+    The searches release the GIL, so the caller's polling goes on beside it. A task here stops
+    when the pool's search stops, or alone (:meth:`cancel`) when a worker's copy finished first.
+    """
+
+    def __init__(self, env: Any) -> None:
+        self.env = pickle.dumps(env)
+        self.messages: queue.SimpleQueue = queue.SimpleQueue()
+        self.index: int | None = None  # the task running here
+        self.result: dict | None = None
+        self.cancelled = False
+        self.stop_flag = False
+        self.thread: threading.Thread | None = None
+
+    def busy(self) -> bool:
+        """Whether a task runs here (a finished one counts until :meth:`poll` collects it)."""
+        return self.index is not None
+
+    def put(self, message: tuple) -> None:
+        self.messages.put(message)
+
+    def stopped(self, index: int) -> bool:
+        return self.stop_flag or self.cancelled
+
+    def where(self) -> str:
+        return "caller"
+
+    def submit(self, task: Any, budgets: dict, index: int) -> None:
+        self.index, self.result, self.cancelled = index, None, False
+
+        def target() -> None:
+            try:
+                result = run_task(task, pickle.loads(self.env), budgets, index, self)
+                self.result = {**result, "cancelled": self.cancelled}
+            except BaseException:
+                self.result = {"error": traceback.format_exc()}
+
+        self.thread = threading.Thread(target=target, name="mc-envs-caller-task", daemon=True)
+        self.thread.start()
+
+    def poll(self) -> tuple[list[tuple], dict[int, dict]]:
+        """The messages so far and, once the task ended, its result."""
+        messages = []
+        while not self.messages.empty():
+            messages.append(self.messages.get())
+        if self.thread is None or self.thread.is_alive():
+            return messages, {}
+        index, result = self.index, self.result or {}
+        self.thread, self.index = None, None
+        if "error" in result:
+            raise RuntimeError(f"a search in the calling process failed:\n{result['error']}")
+        return messages, {index: result}
+
+    def cancel(self) -> None:
+        """Asks the running task to return (it still reports its result)."""
+        self.cancelled = True
+
+    def stop(self) -> None:
+        self.stop_flag = True
+
+
+class Rounds:
+    """Runs a master's batches of tasks on a pool and follows them (see the module docstring).
+
+    ``why`` becomes ``"time"``, ``"callback"``, ``"interrupt"`` or ``"max_score"`` when the search
+    must end (the pool is then stopped, so the running tasks return their best so far).
+
+    Args:
+        pool: the workers.
+        time_limit: seconds from ``start`` (None: no limit).
+        callback: receives :class:`~mc_envs.agents.base.Progress` about the best of all tasks.
+        start: when the search began (``time.perf_counter()``; default now).
+        env: the env the tasks search (the caller's copy of it); None: the caller never stands in.
+    """
+
+    def __init__(
+        self,
+        pool: Any,
+        time_limit: float | None,
+        callback: Callback | None,
+        *,
+        start: float | None = None,
+        env: Any = None,
+    ) -> None:
+        self.pool = pool
+        self.time_limit = time_limit
+        self.callback = callback
+        self.start = time.perf_counter() if start is None else start
+        self.last_report = self.start
+        self.helper = CallerThread(env) if env is not None and pool.workers > 1 else None
+        self.why = ""
+        self.total = 0  # playouts of the tasks' results (what a budget counts)
+        self.spare = 0  # playouts of copies that were overtaken, and of late tasks
+        self.tasks = 0
+        self.batches = 0
+        self.shown_score, self.shown_actions = NEG_INF, []
+        self.improved = False
+        self.heard = False  # a worker has reported: the pool is warm
+        self.log: list[dict] = []  # where and how long each task with a result ran
+        self.lost: list[str] = []
+        self.late: list[int] = []
+        self.wall = 0.0  # seconds the last batch took
+        self.work = self.measured = 0.0  # tasks' search seconds, and wall seconds, of batches
+        self.judged = 0  # ... that started once the workers had reported
+
+    def remaining(self) -> float | None:
+        """Seconds left before the time limit (None without one)."""
+        if self.time_limit is None:
+            return None
+        return max(self.time_limit - (time.perf_counter() - self.start), 0.0)
+
+    def show(self, score: float, actions: list) -> None:
+        """Makes ``score`` the best shown to the callback if it is better."""
+        if score > self.shown_score:
+            self.shown_score, self.shown_actions = score, list(actions)
+            self.improved = True
+
+    def end(self, why: str) -> None:
+        """Ends the search for ``why`` (the first reason stays): the running tasks return."""
+        if not self.why:
+            self.why = why
+        self.pool.stop()
+        if self.helper is not None:
+            self.helper.stop()
+
+    def _budgets(self, budgets: dict) -> dict:
+        if self.time_limit is None:
+            return budgets
+        left = self.remaining()
+        if left == 0.0:
+            self.end("time")  # the tasks not yet started return at once
+        left = min(left, budgets.get("time_limit", left))  # a task's own share stays its own
+        return {**budgets, "time_limit": left, "deadline": time.time() + left}
+
+    def run(self, batch: list[tuple[Any, dict]]) -> list[dict]:
+        """Runs the (task, budgets) pairs of ``batch``; their results, in order.
+
+        A task that did not return (late past the time limit, or after a Ctrl-C, which still
+        waits up to 10 s for the others) has a result with score ``-inf`` and ``stopped ==
+        "late"``; its best so far was shown to the callback and counts in :attr:`shown_score`.
+        """
+        began = time.perf_counter()
+        warm = self.heard  # workers had started before this batch: it measures the pool
+        first = self.tasks
+        tasks: dict[int, tuple[Any, dict]] = {}
+        heard: dict[int, float] = {}
+        for j, (task, budgets) in enumerate(batch):
+            budgets = self._budgets(budgets)
+            tasks[first + j] = (task, budgets)
+            heard[first + j] = time.perf_counter()
+            self.pool.submit(task, budgets, first + j)
+        self.tasks += len(batch)
+        self.batches += 1
+        results: dict[int, dict] = {}
+        counts: dict[int, int] = {}
+        lost: set[int] = set()
+        copied: set[int] = set()
+        deadline = None
+        while len(results) < len(batch):
+            try:
+                messages, finished = self.pool.poll(0.02)
+            except KeyboardInterrupt:
+                self.end("interrupt")
+                deadline = time.perf_counter() + 10
+                continue
+            now = time.perf_counter()
+            for message in messages:
+                if message[1] in heard:
+                    heard[message[1]] = now
+                self.heard = True
+                if self.helper is not None and self.helper.index == message[1]:
+                    self.helper.cancel()  # the worker's copy is under way: it will finish
+                    copied.discard(message[1])  # copied again if it falls silent
+            mine: dict[int, dict] = {}
+            if self.helper is not None:
+                more, mine = self.helper.poll()
+                messages += more
+            for index, result in finished.items():
+                if "lost" in result and index in tasks and index not in results:
+                    self.lost.append(f"task {index}: {result['lost']}")
+                    again = index not in lost and not self.why
+                    if again and tasks[index][1].get("checkpoint") is None:
+                        self.pool.submit(*tasks[index], index)  # once, to a worker still there
+                    lost.add(index)
+                    if self.helper is None or self.helper.index != index:
+                        copied.discard(index)
+                elif index in tasks and index not in results:
+                    self._resolve(results, counts, index, {**result, "by": "worker"})
+                else:
+                    self.spare += result.get("playouts", 0)  # a copy overtaken by the caller's
+            for index, result in mine.items():
+                cancelled = result.get("cancelled", False) and not self.why
+                if index in tasks and index not in results and not cancelled:
+                    self._resolve(results, counts, index, {**result, "by": "caller"})
+                else:
+                    self.spare += result.get("playouts", 0)
+            for message in messages:
+                if message[0] == "best":
+                    self.show(message[2], message[3])
+                elif message[0] == "count" and message[1] in tasks:
+                    counts[message[1]] = max(counts.get(message[1], 0), message[2])
+            if self.helper is not None:
+                if self.helper.busy() and self.helper.index in results:
+                    self.helper.cancel()  # a worker's copy finished first
+                elif not self.helper.busy() and not self.why and self._worth_starting():
+                    self._stand_in(tasks, results, heard, lost, copied, now)
+            if self.remaining() == 0.0 and not self.why:
+                self.end("time")
+            if self.why == "time" and deadline is None:
+                deadline = time.perf_counter() + GRACE
+            if deadline is not None and time.perf_counter() > deadline:
+                break
+            self._report(sum(counts.values()))
+        self.pool.cancel_below(first + len(batch))  # copies of this batch still running
+        if self.helper is not None and self.helper.busy():
+            self.helper.cancel()
+        ordered = []
+        for index in tasks:
+            if index not in results:
+                self.late.append(index)
+                self.spare += counts.get(index, 0)
+                results[index] = _late(index, 0)
+            ordered.append(results[index])
+        self.total += sum(r["playouts"] for r in ordered)
+        self.wall = time.perf_counter() - began
+        if warm:
+            self.work += sum(r["seconds"] for r in ordered)
+            self.measured += self.wall
+            self.judged += 1
+        return ordered
+
+    def busy(self) -> float | None:
+        """How many workers' worth of search the batches kept going: the tasks' search seconds
+        over the batches' wall seconds, counting the batches started once a worker had
+        reported (before, the workers load or compile); None until ``MEASURE`` seconds of at
+        least three batches were measured. Below 1, one worker alone would have searched more."""
+        if self.measured < MEASURE or self.judged < 3:
+            return None
+        return self.work / self.measured
+
+    def _resolve(self, results: dict, counts: dict, index: int, result: dict) -> None:
+        results[index] = result
+        counts[index] = result["playouts"]
+        self.show(result["score"], result["actions"])
+        keys = ("by", "node", "ready", "seconds", "playouts")
+        self.log.append({"index": index, **{k: result.get(k) for k in keys}})
+        if result["stopped"] == "max_score":
+            self.end("max_score")  # the others cannot do better
+
+    def _worth_starting(self) -> bool:
+        left = self.remaining()
+        return left is None or left > 0.1
+
+    def _stand_in(
+        self,
+        tasks: dict,
+        results: dict,
+        heard: dict,
+        lost: set,
+        copied: set,
+        now: float,
+    ) -> None:
+        """Starts the caller on the first task that waits too long for a worker, if any."""
+        patience = PATIENCE if self.heard else 0.0
+        for index, (task, budgets) in tasks.items():
+            if index in results or index in copied or budgets.get("checkpoint") is not None:
+                continue
+            if index in lost or now - heard[index] >= patience:
+                copied.add(index)
+                self.helper.submit(task, self._budgets(budgets), index)
+                return
+
+    def playouts(self, budgeted: bool) -> int:
+        """The playouts to report: with a time limit and no playout budget, every playout made;
+        otherwise those of the tasks' results (what a budget counts: the same on every backend,
+        whichever copy of a task came first)."""
+        return self.total if budgeted or self.time_limit is None else self.total + self.spare
+
+    def participation(self) -> dict:
+        """Who searched, and for how long: the tasks with a result by where they ran, the
+        tasks lost with their worker, those still out at the end, and the playouts of copies
+        that did not count (overtaken or late)."""
+        by_worker = [e for e in self.log if e["by"] == "worker"]
+        by_caller = [e for e in self.log if e["by"] == "caller"]
+        return {
+            "workers": len({e["node"] for e in by_worker}),
+            "worker_tasks": len(by_worker),
+            "worker_seconds": round(sum(e["seconds"] or 0.0 for e in by_worker), 3),
+            "worker_ready": round(max((e["ready"] or 0.0 for e in by_worker), default=0.0), 3),
+            "caller_tasks": len(by_caller),
+            "caller_seconds": round(sum(e["seconds"] or 0.0 for e in by_caller), 3),
+            "lost": list(self.lost),
+            "late": list(self.late),
+            "spare_playouts": int(self.spare),
+        }
+
+    def close(self) -> None:
+        """Stops the caller's task, if one runs, without waiting for it: a copy still compiling
+        returns when it can, in the background (the pool is closed by its owner)."""
+        if self.helper is not None:
+            self.helper.stop()
+
+    def _report(self, running: int) -> None:
+        now = time.perf_counter()
+        due = self.improved or now - self.last_report >= REPORT_EVERY
+        if self.callback is None or self.why or self.shown_score <= NEG_INF or not due:
+            return
+        self.last_report = now
+        progress = Progress(
+            now - self.start,
+            self.shown_score,
+            self.shown_actions,
+            self.total + running,
+            self.improved,
+        )
+        self.improved = False
+        try:
+            stop = self.callback(progress)
+        except KeyboardInterrupt:
+            self.end("interrupt")
+            return
+        if stop:
+            self.end("callback")

@@ -1,0 +1,59 @@
+"""The uniformly random agent: a baseline and an opponent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mc_envs.agents.base import Callback, SearchResult
+from mc_envs.rng import Rng
+
+
+class RandomAgent:
+    """Plays uniformly random legal moves.
+
+    Args:
+        seed: seeds the agent's own random stream.
+    """
+
+    name = "random"
+
+    def __init__(self, *, seed: int = 0) -> None:
+        self.seed = int(seed)
+        self._rng = Rng(self.seed)
+
+    @property
+    def params(self) -> dict:
+        """The constructor arguments (for records)."""
+        return {"seed": self.seed}
+
+    def act(self, env: Any) -> int:
+        """A uniformly random legal action."""
+        actions = env.unwrapped.legal_actions()
+        if len(actions) == 0:
+            raise ValueError("no legal move: the game is over")
+        return self._rng.choice(actions)
+
+    def search(
+        self,
+        env: Any,
+        *,
+        time_limit: float | None = None,
+        playouts: int | None = None,
+        iterations: int | None = None,
+        callback: Callback | None = None,
+    ) -> SearchResult:
+        """One random game from the env's state (the env is restored afterwards)."""
+        import time
+
+        base = env.unwrapped
+        start, snapshot = time.perf_counter(), base.clone_state()
+        actions: list[int] = []
+        try:
+            while len(base.legal_actions()):
+                a = self.act(base)
+                base.step(a)
+                actions.append(a)
+            score = base.score
+        finally:
+            base.restore_state(snapshot)
+        return SearchResult(score, actions, 1, time.perf_counter() - start, 1)

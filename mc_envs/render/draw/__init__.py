@@ -1,0 +1,134 @@
+"""Drawing and controls, one module per game.
+
+Each module ``mc_envs.render.draw.<game>`` offers:
+
+- ``board_size(env, theme) -> (width, height)``: the pixels of the board (without the status strip).
+- ``draw(surface, env, theme, highlight=None) -> int``: draws the state of ``env`` (an unwrapped
+  built-in env) on ``surface``; ``highlight`` is an action (or game-specific value) to emphasise.
+  Returns the number of pieces drawn (cells, stones, lines) so tests can check a picture.
+- ``cell_at(pos, env, theme) -> int | None``: the board cell under pixel ``pos`` (see each module for
+  what a "cell" is); ``cell_center(cell, env, theme) -> (x, y)`` is the inverse.
+- ``status(env) -> str``: one line for the status strip.
+- ``click(env, cell, ui) -> action | None``: what a left click on ``cell`` does in the play window:
+  the action to play, or None (having perhaps changed the selection or the message in ``ui``, a
+  :class:`mc_envs.render.ui.UiState`).
+
+and optionally ``key(env, name, char, ui) -> action | None`` (a key press: ``name`` is ``"left"``,
+``"right"``, ``"up"``, ``"down"``, ``"enter"``, ``"space"``, ``"tab"`` or ``""``, ``char`` the
+typed text), ``highlight(env, ui)`` (what to emphasise now; default: the hint, else the hovered
+cell when it is a legal action), ``show_hint(env, action, ui)`` (how a hint is shown; default: it
+becomes ``ui.hint``) and ``HELP`` (the game's lines for the help overlay). The functions of this
+package below apply those defaults, so the play and replay windows name no game.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from mc_envs.registry import drawing_of
+from mc_envs.render._pygame import require_pygame
+
+
+def module_for(env: Any) -> Any:
+    """The drawing module of an env: the ``drawing`` of its game in :data:`mc_envs.registry.GAMES`.
+
+    Raises:
+        ValueError: the game has no drawing.
+    """
+    game = getattr(getattr(env, "unwrapped", env), "game", None)
+    return import_module(f"mc_envs.render.draw.{drawing_of(game)}")
+
+
+# -- controls -------------------------------------------------------------------------------------
+
+
+def click(env: Any, cell: int, ui: Any) -> int | None:
+    """The action of a left click on ``cell`` (None: nothing to play; ``ui`` may have changed)."""
+    return module_for(env).click(env, cell, ui)
+
+
+def key(env: Any, name: str, char: str, ui: Any) -> int | None:
+    """The action of a key press for the game (None if the game does not use the key)."""
+    handler = getattr(module_for(env), "key", None)
+    return None if handler is None else handler(env, name, char, ui)
+
+
+def highlight(env: Any, ui: Any) -> Any:
+    """What the board should emphasise now (the hint, the selection, the hovered move)."""
+    own = getattr(module_for(env), "highlight", None)
+    if own is not None:
+        return own(env, ui)
+    if ui.hint is not None:
+        return ui.hint
+    legal = env.legal_actions()
+    return ui.hover if ui.hover is not None and ui.hover in set(legal.tolist()) else None
+
+
+def show_hint(env: Any, action: int, ui: Any) -> None:
+    """Shows an agent's suggested move."""
+    own = getattr(module_for(env), "show_hint", None)
+    ui.hint = action
+    if own is not None:
+        own(env, action, ui)
+
+
+def help_lines(env: Any) -> tuple[tuple[str, str], ...]:
+    """The game's own lines of the help overlay (keys, what they do)."""
+    return tuple(getattr(module_for(env), "HELP", ()))
+
+
+# -- frames ---------------------------------------------------------------------------------------
+
+
+def board_size(env: Any, theme: Any) -> tuple[int, int]:
+    """The size of a whole frame: the board plus the status strip."""
+    w, h = module_for(env).board_size(env, theme)
+    return w, h + theme.status_height
+
+
+def draw_frame(
+    surface: Any, env: Any, theme: Any, highlight: Any = None, status: str | None = None
+) -> int:
+    """Draws the board and, under it, the status strip (``status`` or the game's own line)."""
+    mod = module_for(env)
+    n = mod.draw(surface, env, theme, highlight)
+    if theme.status_height:
+        draw_status(surface, mod.status(env) if status is None else status, theme)
+    return n
+
+
+def draw_env(env: Any, theme: Any = None, highlight: Any = None, surface: Any = None) -> Any:
+    """The env drawn on a pygame Surface (a new one unless ``surface`` is given)."""
+    from mc_envs.render.theme import default_theme
+
+    pygame = require_pygame()
+    base = getattr(env, "unwrapped", env)
+    theme = theme or default_theme()
+    if surface is None:
+        surface = pygame.Surface(board_size(base, theme))
+    draw_frame(surface, base, theme, highlight)
+    return surface
+
+
+def draw_status(surface: Any, text: str, theme: Any) -> None:
+    """Writes one line in the strip at the bottom of ``surface``."""
+    from mc_envs.render.theme import text_surface
+
+    h = theme.status_height
+    w, total = surface.get_size()
+    surface.fill(theme.background, (0, total - h, w, h))
+    surf = text_surface(text, max(h - 4, 10), theme.text)
+    surface.blit(surf, (6, total - h + (h - surf.get_height()) // 2))
+
+
+def surface_to_array(surface: Any) -> Any:
+    """A Surface as an ``H x W x 3`` uint8 array (a copy)."""
+    import numpy as np
+
+    pygame = require_pygame()
+    w, h = surface.get_size()
+    # tobytes is ~3x faster than surfarray.array3d + transpose on this machine class.
+    return (
+        np.frombuffer(pygame.image.tobytes(surface, "RGB"), dtype=np.uint8).reshape(h, w, 3).copy()
+    )

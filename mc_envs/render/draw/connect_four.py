@@ -1,0 +1,73 @@
+"""Connect Four drawing: 7 columns x 6 rows, player 0's stones orange, player 1's sky blue.
+
+``highlight`` is an action (a column): the column is outlined and a ghost stone shows where a stone
+would land. ``cell_at`` gives the column under a pixel (any row of the column).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mc_envs.render.draw._two_player import click as click
+from mc_envs.render.draw._two_player import status as _status
+
+ROWS, COLS = 6, 7
+
+
+def _cell(theme: Any) -> int:
+    return theme.cell["connect_four"]
+
+
+def board_size(env: Any, theme: Any) -> tuple[int, int]:
+    """Pixels of the board."""
+    return COLS * _cell(theme), ROWS * _cell(theme)
+
+
+def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> int:
+    """Draws the board; returns the number of stones."""
+    from mc_envs.render._pygame import require_pygame
+
+    pygame = require_pygame()
+    size = _cell(theme)
+    board = env.board
+    w, h = board_size(env, theme)
+    surface.fill(theme.grid, (0, 0, w, h))
+    radius = size * 2 // 5
+    for r in range(ROWS):
+        for c in range(COLS):
+            v = int(board[r, c])
+            color = theme.empty if v == 0 else theme.player[v - 1]
+            pygame.draw.circle(surface, color, (c * size + size // 2, r * size + size // 2), radius)
+    if highlight is not None and 0 <= int(highlight) < COLS:
+        c = int(highlight)
+        pygame.draw.rect(surface, theme.accent, (c * size, 0, size, h), 3)
+        free = np.nonzero(board[:, c] == 0)[0]
+        if len(free) and len(env.legal_actions()):
+            r = int(free[-1])
+            ghost = theme.player[env.current_player]
+            pygame.draw.circle(
+                surface, ghost, (c * size + size // 2, r * size + size // 2), radius, 4
+            )
+    return int(np.count_nonzero(board))
+
+
+def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
+    """The action (the column) under pixel ``pos``, None off the board."""
+    size = _cell(theme)
+    x, y = int(pos[0]), int(pos[1])
+    if x < 0 or y < 0 or x >= COLS * size or y >= ROWS * size:
+        return None
+    return x // size
+
+
+def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
+    """The pixel at the centre of a column's top cell."""
+    size = _cell(theme)
+    return int(cell) * size + size // 2, size // 2
+
+
+def status(env: Any) -> str:
+    """Whose turn, or the result."""
+    return _status(env)

@@ -1,0 +1,78 @@
+"""Tic-Tac-Toe drawing: a 3 x 3 board, X (player 0) as a cross, O (player 1) as a ring.
+
+``highlight`` is an action (a cell ``row * 3 + col``), outlined. ``cell_at`` gives that action.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mc_envs.render.draw._two_player import click as click
+from mc_envs.render.draw._two_player import status as _status
+
+ROWS = COLS = 3
+
+
+def _cell(theme: Any) -> int:
+    return theme.cell["tictactoe"]
+
+
+def board_size(env: Any, theme: Any) -> tuple[int, int]:
+    """Pixels of the board."""
+    return COLS * _cell(theme), ROWS * _cell(theme)
+
+
+def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> int:
+    """Draws the board; returns the number of stones."""
+    from mc_envs.render._pygame import require_pygame
+
+    pygame = require_pygame()
+    size = _cell(theme)
+    board = env.board
+    w, h = board_size(env, theme)
+    surface.fill(theme.grid, (0, 0, w, h))
+    r_out = size * 3 // 10
+    for r in range(ROWS):
+        for c in range(COLS):
+            x, y = c * size, r * size
+            surface.fill(theme.empty, (x + 2, y + 2, size - 4, size - 4))
+            cx, cy = x + size // 2, y + size // 2
+            v = int(board[r, c])
+            if v == 1:
+                t = max(size // 12, 3)
+                color = theme.player[0]
+                pygame.draw.line(
+                    surface, color, (cx - r_out, cy - r_out), (cx + r_out, cy + r_out), t
+                )
+                pygame.draw.line(
+                    surface, color, (cx - r_out, cy + r_out), (cx + r_out, cy - r_out), t
+                )
+            elif v == 2:
+                pygame.draw.circle(surface, theme.player[1], (cx, cy), r_out, max(size // 12, 3))
+    if highlight is not None:
+        r, c = divmod(int(highlight), COLS)
+        pygame.draw.rect(surface, theme.accent, (c * size, r * size, size, size), 3)
+    return int(np.count_nonzero(board))
+
+
+def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
+    """The action (cell ``row * 3 + col``) under pixel ``pos``, None off the board."""
+    size = _cell(theme)
+    x, y = int(pos[0]), int(pos[1])
+    if x < 0 or y < 0 or x >= COLS * size or y >= ROWS * size:
+        return None
+    return (y // size) * COLS + x // size
+
+
+def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
+    """The pixel at the centre of a cell."""
+    size = _cell(theme)
+    r, c = divmod(int(cell), COLS)
+    return c * size + size // 2, r * size + size // 2
+
+
+def status(env: Any) -> str:
+    """Whose turn, or the result."""
+    return _status(env)
