@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     positions = json.loads(Path(args.positions).read_text())["positions"]
     informative = [p for p in positions if p["informative"]]
-    model = Model.load(args.model or str(resources.files("agents").joinpath(SHIPPED)))
+    model = Model.load(args.model or str(resources.files("mc_envs.agents").joinpath(SHIPPED)))
     rows = []
     for batch, c, fpu in itertools.product(args.batch, args.c, args.fpu):
         start = time.perf_counter()

@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     raw = Path(args.positions).read_bytes()
     positions = json.loads(raw)["positions"][: args.limit]
     digest = hashlib.sha256(raw).hexdigest()[:16]
-    model_path = args.model or str(resources.files("agents").joinpath(SHIPPED))
+    model_path = args.model or str(resources.files("mc_envs.agents").joinpath(SHIPPED))
     out = Path(args.out)
     if args.resume and out.exists():
         report = json.loads(out.read_text())

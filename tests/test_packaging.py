@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("mc_envs", "agents", "render")
+PACKAGES = ("mc_envs",)
 
 
 def _source_files():

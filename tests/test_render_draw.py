@@ -80,7 +80,7 @@ def test_stepping_any_env_leaves_pygame_unimported() -> None:
         "    env.reset(seed=0)\n"
         "    env.step(int(env.unwrapped.legal_actions()[0]))\n"
         "assert 'pygame' not in sys.modules, 'pygame imported'\n"
-        "assert 'render' not in sys.modules, 'render imported'\n"
+        "assert 'mc_envs.render' not in sys.modules, 'mc_envs.render imported'\n"
         "print('ok')\n"
     )
     out = _run(code)

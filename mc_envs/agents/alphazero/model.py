@@ -126,7 +126,7 @@ def shipped_model() -> Model:
     """The Connect Four model shipped with the package (``agents/data/connect4_alphazero.npz``)."""
     from importlib import resources
 
-    return Model.load(str(resources.files("agents").joinpath(SHIPPED)))
+    return Model.load(str(resources.files("mc_envs.agents").joinpath(SHIPPED)))
 
 
 def init_model(
