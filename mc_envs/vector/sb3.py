@@ -5,7 +5,8 @@ SB3 resets a sub-env in the step that ends its episode, where Gymnasium's vector
 sub-envs in one compiled call, then resets the ones that ended with one partial reset
 (``options={"reset_mask": done}``), so the episodes, observations, rewards, dones and infos are
 exactly those of ``DummyVecEnv([lambda: gym.make(id, **kwargs)] * N)`` for the same seeds and
-actions. Needs the ``rl`` extra (stable-baselines3).
+actions. Needs the ``rl`` extra (stable-baselines3): without it, importing this module raises
+:class:`mc_envs.extras.MissingExtra`, an ImportError naming the extra and the pip command.
 """
 
 from __future__ import annotations
@@ -18,14 +19,19 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from stable_baselines3.common.vec_env.base_vec_env import (
+
+from mc_envs.extras import require
+
+require("stable_baselines3", "rl", "mc_envs.vector.SB3VecEnv")
+
+from stable_baselines3.common.vec_env.base_vec_env import (  # noqa: E402
     VecEnv,
     VecEnvIndices,
     VecEnvObs,
     VecEnvStepReturn,
 )
 
-from mc_envs.vector.env import PlanningVectorEnv
+from mc_envs.vector.env import PlanningVectorEnv  # noqa: E402
 
 # Methods of the single env that would change one sub-env's state or episode: the compiled vector
 # env owns the states, so they cannot run on one sub-env (SB3VecEnv.step and reset step them all).
