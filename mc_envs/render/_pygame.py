@@ -6,22 +6,23 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from mc_envs.extras import require
+
 INSTALL_HINT = 'pip install "mc-envs[render]"'
 
 
-def require_pygame() -> Any:
+def require_pygame(what: str = "rendering") -> Any:
     """Imports and initialises pygame (display-free parts only) and returns the module.
 
+    Args:
+        what: what needs pygame, the start of the error message.
+
     Raises:
-        ImportError: pygame is missing; the message names the extra to install.
+        mc_envs.extras.MissingExtra: pygame is missing (an ImportError naming the extra to
+            install, ``pip install "mc-envs[render]"``).
     """
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    try:
-        import pygame
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise ImportError(
-            f"rendering needs pygame (pygame-ce), which is not installed: {INSTALL_HINT}"
-        ) from exc
+    pygame = require("pygame", "render", what)
     if not pygame.font.get_init():
         pygame.font.init()
     return pygame

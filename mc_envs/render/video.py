@@ -1,8 +1,9 @@
 """Writing frames to files: animated GIF, MP4 (imageio + imageio-ffmpeg) and PNG pictures.
 
 Frames are ``H x W x 3`` uint8 arrays, as returned by ``env.render()`` in ``"rgb_array"`` mode or by
-:func:`mc_envs.render.frame`. imageio is imported only here; a missing one raises an ImportError naming the
-extra to install (``pip install "mc-envs[video]"``).
+:func:`mc_envs.render.frame`. GIF and MP4 need the ``video`` extra (imageio, imported only here);
+PNG pictures are saved by pygame, so they need the ``render`` extra alone. A missing one raises
+:class:`mc_envs.extras.MissingExtra`, an ImportError naming the extra to install.
 """
 
 from __future__ import annotations
@@ -12,15 +13,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from mc_envs.extras import require
+
 VIDEO_HINT = 'pip install "mc-envs[video]"'
 
 
 def _imageio() -> Any:
-    try:
-        import imageio.v3 as iio
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise ImportError(f"writing pictures and videos needs imageio: {VIDEO_HINT}") from exc
-    return iio
+    return require("imageio.v3", "video", "writing a GIF")
 
 
 def write_gif(frames: Iterable[Any], path: str | os.PathLike, fps: float = 4, loop: int = 0) -> int:
@@ -48,11 +47,8 @@ def write_mp4(frames: Iterable[Any], path: str | os.PathLike, fps: float = 4) ->
     """
     import numpy as np
 
-    try:
-        import imageio
-        import imageio_ffmpeg  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise ImportError(f"writing MP4 needs imageio and imageio-ffmpeg: {VIDEO_HINT}") from exc
+    imageio = require("imageio", "video", "writing an MP4")
+    require("imageio_ffmpeg", "video", "writing an MP4")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     # imageio-ffmpeg starts ffmpeg with a preexec_fn (Python run in the forked child) unless this
     # is set: unsafe in a process whose other threads (JAX's, numba's) may hold locks at the fork.
@@ -77,10 +73,17 @@ def write_mp4(frames: Iterable[Any], path: str | os.PathLike, fps: float = 4) ->
 
 
 def write_png(frame: Any, path: str | os.PathLike) -> None:
-    """Writes one frame as a PNG picture."""
-    iio = _imageio()
+    """Writes one frame as a PNG picture (whatever the file's name ends with), through pygame."""
+    import numpy as np
+
+    from mc_envs.render._pygame import require_pygame
+
+    pygame = require_pygame("writing a PNG")
+    pixels = np.ascontiguousarray(np.asarray(frame, dtype=np.uint8)[..., :3].swapaxes(0, 1))
+    surface = pygame.surfarray.make_surface(pixels)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    iio.imwrite(path, frame, extension=".png")
+    with open(path, "wb") as file:
+        pygame.image.save(surface, file, "frame.png")
 
 
 def write_png_frames(frames: Iterable[Any], folder: str | os.PathLike, stem: str = "frame") -> int:
