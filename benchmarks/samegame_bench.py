@@ -11,15 +11,18 @@ Parts: ``playouts`` (random and TabuColorRandom playouts/s on standard position 
 ``startup`` (wall time of ``mc-envs solve samegame --position 1 --time 1`` with a cold and a warm
 numba cache). Results are printed and written to benchmarks/out/samegame.json.
 
-The C++ reference is ``../shared/bench/run_ref.sh`` beside the project's root; set
-``MC_ENVS_SAMEGAME_REF`` to the path of ``run_ref.sh`` to use another one (e.g. from a worktree).
+The C++ reference is benchmarks/cpp/samegame_ref.cpp (the same rules, a plain flood fill): the
+benchmark compiles it with ``g++ -O2`` into benchmarks/out/cpp/ and runs it beside ours, the two
+sides alternating so that both see the same machine load.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -34,17 +37,64 @@ sys.path.insert(0, str(ROOT))
 
 import mc_envs  # noqa: E402,F401
 from mc_envs.agents import NMCS, NRPA  # noqa: E402
+from mc_envs.envs.samegame import standard_positions  # noqa: E402
+from mc_envs.games import samegame as sg  # noqa: E402
 
-REF = Path(os.environ.get("MC_ENVS_SAMEGAME_REF", ROOT.parent / "shared" / "bench" / "run_ref.sh"))
-POLICY_CODE = {"random": 0, "tabu": 1}
+CPP_SOURCE = ROOT / "benchmarks" / "cpp" / "samegame_ref.cpp"
+CPP_BUILD = ROOT / "benchmarks" / "out" / "cpp"
+POLICIES = ("random", "tabu")
 
 
-def reference(*args: str | int) -> dict | None:
-    """One run of the C++ reference (None if it is not beside the project)."""
-    if not REF.exists():
-        return None
+def build_reference(build: Path = CPP_BUILD) -> Path:
+    """Compiles the C++ reference with ``g++ -O2`` (once per version of its source).
+
+    Returns:
+        The path of the executable, ``samegame_ref_<hash of the source>`` in ``build``.
+
+    Raises:
+        RuntimeError: g++ is missing or the compilation fails (with g++'s message).
+    """
+    digest = hashlib.sha256(CPP_SOURCE.read_bytes()).hexdigest()[:12]
+    binary = build / f"samegame_ref_{digest}"
+    if binary.exists():
+        return binary
+    if shutil.which("g++") is None:
+        raise RuntimeError("the C++ reference needs g++ (apt-get install g++)")
+    build.mkdir(parents=True, exist_ok=True)
+    partial = binary.with_suffix(f".{os.getpid()}.part")
+    command = ["g++", "-O2", "-std=c++17", "-o", str(partial), str(CPP_SOURCE)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"g++ could not compile {CPP_SOURCE}:\n{done.stderr}")
+    partial.replace(binary)
+    return binary
+
+
+def compiled_reference() -> Path:
+    """:func:`build_reference`, or exit with its one-line reason."""
+    try:
+        return build_reference()
+    except RuntimeError as exc:
+        sys.exit(f"samegame_bench: {exc}")
+
+
+def board_file(position: int, build: Path = CPP_BUILD) -> Path:
+    """Standard position ``position`` as a board file the C++ reference reads."""
+    path = build / f"samegame_position_{position}.txt"
+    if not path.exists():
+        build.mkdir(parents=True, exist_ok=True)
+        path.write_text(sg.format_board(standard_positions()[position]) + "\n")
+    return path
+
+
+def reference(binary: Path, board: Path, *args: str | int, timeout: float = 600) -> dict:
+    """One run of the C++ reference: its JSON line."""
     out = subprocess.run(
-        ["bash", str(REF), *map(str, args)], capture_output=True, text=True, check=True
+        [str(binary), str(board), *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=timeout,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -55,20 +105,20 @@ def env_at(position: int):
     return env
 
 
-def bench_playouts(n: int, reps: int) -> dict:
-    """Alternates one rep of ours and one of C++, so that both see the same machine load."""
-    env = env_at(1)
+def bench_playouts(n: int, reps: int, binary: Path) -> dict:
+    """Playouts/s on standard position 1, ours and C++, one rep of each in turn, so that both
+    see the same machine load; the medians of ``reps`` reps and their ratio."""
+    env, board = env_at(1), board_file(1)
     rows = {}
-    for policy, code in POLICY_CODE.items():
+    for policy in POLICIES:
         NMCS(level=0, policy=policy).search(env, playouts=100)  # compile or load the cache
         ours, cpp = [], []
         for rep in range(reps):
             r = NMCS(level=0, seed=rep, policy=policy).search(env, playouts=n)
             ours.append(n / r.seconds)
-            ref = reference("playouts", n, 1, code)
-            cpp.append(ref["playouts_per_s_median"] if ref else float("nan"))
+            cpp.append(reference(binary, board, "playouts", n, 1, policy)["per_s_median"])
         o, c = statistics.median(ours), statistics.median(cpp)
-        rows[policy] = {"ours_per_s": o, "cpp_per_s": c, "ratio": o / c, "reps": reps}
+        rows[policy] = {"ours_per_s": o, "cpp_per_s": c, "ratio": o / c, "reps": reps, "n": n}
         print(
             f"playouts {policy:6s}: ours {o:10,.0f}/s   C++ {c:10,.0f}/s   ratio {o / c:.2f}"
             f"   (medians of {reps} alternating reps of {n:,})"
@@ -76,30 +126,27 @@ def bench_playouts(n: int, reps: int) -> dict:
     return rows
 
 
-def bench_nmcs(levels: list[int], seeds: int) -> dict:
-    env = env_at(1)
+def bench_nmcs(levels: list[int], seeds: int, binary: Path) -> dict:
+    """One complete NMCS (TabuColorRandom playouts) per level and seed on position 1, ours and
+    C++: mean time, time per playout, mean score."""
+    env, board = env_at(1), board_file(1)
     rows = {}
     for level in levels:
         NMCS(level=level).search(env, playouts=10)
         ours, ref = [], []
         for seed in range(seeds):
             r = NMCS(level=level, seed=seed, policy="tabu").search(env)
+            c = reference(binary, board, "nmcs", level, seed, "tabu")
             ours.append((r.seconds, r.playouts, r.score))
-            c = reference("nmcs", level, seed, 1)
-            if c:
-                ref.append((c["seconds"], c["playouts"], c["score"]))
+            ref.append((c["seconds"], c["playouts"], c["score"]))
             print(
-                f"nmcs level {level} seed {seed}: ours {r.seconds:7.2f} s {r.playouts:>9,} playouts score {r.score:6g}"
-                + (
-                    f"   C++ {c['seconds']:7.2f} s {c['playouts']:>9,} playouts score {c['score']:6g}"
-                    if c
-                    else ""
-                )
+                f"nmcs level {level} seed {seed}: ours {r.seconds:7.2f} s {r.playouts:>9,} "
+                f"playouts score {r.score:6g}   C++ {c['seconds']:7.2f} s "
+                f"{c['playouts']:>9,} playouts score {c['score']:6g}"
             )
-        t_ours = sum(x[0] for x in ours)
-        t_ref = sum(x[0] for x in ref) if ref else float("nan")
+        t_ours, t_ref = sum(x[0] for x in ours), sum(x[0] for x in ref)
         us_ours = 1e6 * t_ours / sum(x[1] for x in ours)
-        us_ref = 1e6 * t_ref / sum(x[1] for x in ref) if ref else float("nan")
+        us_ref = 1e6 * t_ref / sum(x[1] for x in ref)
         rows[level] = {
             "ours_seconds": t_ours / seeds,
             "cpp_seconds": t_ref / seeds,
@@ -108,7 +155,7 @@ def bench_nmcs(levels: list[int], seeds: int) -> dict:
             "cpp_us_per_playout": us_ref,
             "per_playout_ratio": us_ours / us_ref,
             "ours_mean_score": statistics.mean(x[2] for x in ours),
-            "cpp_mean_score": statistics.mean(x[2] for x in ref) if ref else None,
+            "cpp_mean_score": statistics.mean(x[2] for x in ref),
         }
         print(
             f"nmcs level {level}: mean time ours {t_ours / seeds:.2f} s, C++ {t_ref / seeds:.2f} s "
@@ -205,11 +252,11 @@ def main() -> None:
     parser.add_argument("--positions", type=int, nargs="+", default=list(range(1, 21)))
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "samegame.json"))
     args = parser.parse_args()
-    results: dict = {"machine": {"cpus": os.cpu_count()}}
+    results: dict = {"machine": {"cpus": os.cpu_count(), "load_average": os.getloadavg()}}
     if "playouts" in args.parts:
-        results["playouts"] = bench_playouts(args.playouts, args.reps)
+        results["playouts"] = bench_playouts(args.playouts, args.reps, compiled_reference())
     if "nmcs" in args.parts:
-        results["nmcs"] = bench_nmcs(args.nmcs_levels, args.nmcs_seeds)
+        results["nmcs"] = bench_nmcs(args.nmcs_levels, args.nmcs_seeds, compiled_reference())
     if "nrpa" in args.parts:
         results["nrpa"] = bench_nrpa(args.nrpa_playouts, args.nmcs_seeds)
     if "quality" in args.parts:
