@@ -96,6 +96,8 @@ GAMES: tuple[Game, ...] = (
          "LeftmostPath", "abstract", flags=("depth",)),
     Game("weakschur", "mc_envs/WeakSchur-v0", "mc_envs.envs.weak_schur:WeakSchurEnv", "WeakSchur",
          "weak_schur", flags=("k",), aliases=("weak_schur", "schur"), cell={"weak_schur": 24}),
+    Game("go", "mc_envs/Go-v0", "mc_envs.envs.go:GoEnv", "Go", "go", aliases=("go9",), players=2,
+         opponent="uct", cell={"go": 48}),
 )  # fmt: skip
 
 # id -> (entry point, registered kwargs), derived from GAMES: one entry per id.

@@ -1,0 +1,167 @@
+"""The Go Gymnasium env: a thin shell over :mod:`mc_envs.games.go`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from mc_envs.envs.two_player import Opponent, TwoPlayerEnv
+from mc_envs.games import go, go_check, go_text
+from mc_envs.games import go_layout as layout
+
+
+class GoRules:
+    """Go's rules for one config, read by :class:`~mc_envs.envs.two_player.TwoPlayerEnv` as it
+    reads a game module (``KERNEL``, ``new_state``, ``board_of`` ...)."""
+
+    PLAYER, OVER, RESULT = layout.PLAYER, layout.OVER, layout.RESULT
+
+    def __init__(self, size: int, komi: float, max_moves: int | None, history: int) -> None:
+        size, komi2, max_moves, history = layout.check_config(size, komi, max_moves, history)
+        self.config = (size, komi2 / 2, max_moves, history)
+        self.ROWS = self.COLS = size
+        self.KERNEL = go.make_kernel(size, max_moves)
+        self._start = layout.new_state(*self.config)
+
+    def new_state(self) -> np.ndarray:
+        """The empty board, Black to move."""
+        return self._start.copy()
+
+    def check_state(self, data: np.ndarray, config: tuple = ()) -> None:
+        """:func:`mc_envs.games.go_check.check_state` for this config."""
+        go_check.check_state(data, self.config)
+
+    board_of = staticmethod(go_text.board_of)
+    format_board = staticmethod(go_text.format_board)
+    action_to_string = staticmethod(go_text.action_to_string)
+
+
+class GoEnv(TwoPlayerEnv):
+    """Go on an ``n x n`` board (9 by default) under Tromp-Taylor rules.
+
+    ## Description
+    Black (player 0) and White (player 1) take turns putting a stone on an empty point, or
+    passing. Opponent chains left without a liberty are captured; a move whose own chain would
+    then have none (suicide) is illegal, and so is a move that recreates any earlier whole-board
+    position (positional superko, whoever was to move). Two passes in a row end the game, and so
+    does the move numbered ``max_moves``. Tromp-Taylor area scoring: a player's stones plus the
+    empty regions that reach only that player's stones; White adds ``komi``. The rules and the
+    observation follow pgx's ``go_9x9`` / ``go_19x19`` (which ends a game with a superko move as
+    a loss for its player, where this env refuses the move).
+
+    ## Action Space
+    ``Discrete(n * n + 1)``: ``row * n + col`` (row 0 at the top, col 0 at the left), and
+    ``n * n`` to pass (always legal while the game goes on). Occupied points, suicides and
+    superko moves are illegal (``action_masks()``, ``info["action_mask"]``); an illegal move
+    ends the episode with reward -1 (or raises :class:`mc_envs.IllegalActionError` with
+    ``illegal_action="raise"``), changing nothing. ``action_to_string`` gives GTP vertices
+    (``"E5"``: columns A-T without I, rows counted from the bottom; ``"pass"``).
+
+    ## Observation Space
+    ``Box(0, 1, (2 * history + 1, n, n), int8)``, AlphaGo Zero's planes in pgx's order, channels
+    first (pgx's observation transposed to ``(2, 0, 1)``): for ``k = 0 .. history - 1``, plane
+    ``2k`` the stones of the player to move ``k`` moves ago (passes count as moves), plane
+    ``2k + 1`` the opponent's (zeros before the first move), and the last plane the colour to
+    move (all 0 for Black, all 1 for White). Row 0 at the top.
+
+    ## Rewards
+    At the end, for the player who made the last move: +1 if that player won, -1 if it lost, 0
+    for a draw (an integer komi can tie); 0 during the game. With ``opponent=``, the reward is
+    the agent's: +1 win, -1 loss.
+
+    ## Episode End
+    Terminated after two passes in a row or at the move numbered ``max_moves`` (passes
+    included), both scored. The move limit ends the game (terminated, not truncated, as pgx and
+    OpenSpiel do): a game that reached it is over, with a winner, and ``legal_actions()`` is
+    empty. ``env.unwrapped.returns()`` gives ``[Black, White]``; :meth:`area` the scores.
+
+    ## Arguments
+    - ``size``: the board's side, 5..19 (default 9).
+    - ``komi``: White's compensation, a multiple of 0.5 (default 7.5).
+    - ``max_moves``: the move count (passes included) that ends the game (default
+      ``2 * size * size``, as pgx).
+    - ``history``: the positions the observation shows (default 8, AlphaGo Zero's).
+    - ``opponent``: ``None`` (two-player, the default), an agent spec such as ``"random"`` or
+      ``"uct"`` (``mc_envs.agents.specs``), an agent with ``.act(env)``, or a callable
+      ``opponent(env) -> action``; it answers inside ``step``.
+    - ``agent_player``: with an opponent, the agent's colour: 0 (Black, default) or 1 (White).
+    - ``render_mode``: ``"ansi"`` (the board with GTP coordinates).
+    - ``illegal_action``: ``"terminate"`` (default: reward -1, ``info["illegal_action"]``, the
+      state unchanged) or ``"raise"``; see :class:`mc_envs.PlanningEnv`.
+
+    Playout policy: ``"random"`` (uniform over the legal actions, the pass included), the
+    default.
+
+    ## Version History
+    - v0: first version.
+    """
+
+    game = "Go"
+    rules: Any
+    symmetry = "dihedral"
+
+    def __init__(
+        self,
+        size: int = 9,
+        komi: float = 7.5,
+        max_moves: int | None = None,
+        history: int = 8,
+        opponent: str | Opponent | Any | None = None,
+        agent_player: int = 0,
+        render_mode: str | None = None,
+        illegal_action: str = "terminate",
+    ) -> None:
+        self.rules = GoRules(size, komi, max_moves, history)
+        self.size, self.komi, self.max_moves, self.history = self.rules.config
+        super().__init__(opponent, agent_player, render_mode, illegal_action)
+        self._config = self.rules.config
+        n = self.size
+        self.observation_space = spaces.Box(0, 1, (2 * self.history + 1, n, n), dtype=np.int8)
+
+    def _why_illegal(self, action: int) -> str:
+        pt = int(layout.POINT_OF[self.size, action])
+        if self._state[layout.BOARD + pt] != layout.EMPTY:
+            return f"{self.action_to_string(action)} is occupied"
+        if go.suicide(self._state, pt):
+            return f"{self.action_to_string(action)} is suicide (its chain would have no liberty)"
+        return f"{self.action_to_string(action)} recreates an earlier position (positional superko)"
+
+    def area(self) -> tuple[int, int]:
+        """The Tromp-Taylor areas ``(Black, White)`` of the position now, without komi."""
+        black, white = layout.area(self._state)
+        return int(black), int(white)
+
+    def action_to_string(self, action: int) -> str:
+        """The move as a GTP vertex: ``"E5"`` (columns A-T without I, rows from the bottom) or
+        ``"pass"``."""
+        return go_text.action_to_string(self._state, action)
+
+    def symmetries(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The board's 7 symmetries other than the identity, as index permutations ``(obs,
+        actions)`` (see :meth:`TwoPlayerEnv.symmetries`); the pass maps to itself."""
+        n, planes = self.size, 2 * self.history + 1
+        obs = np.arange(planes * n * n).reshape(planes, n, n)
+        cells = np.arange(n * n).reshape(n, n)
+        out = []
+        for flip in (0, 1):
+            for k in range(4):
+                if flip == 0 and k == 0:
+                    continue
+
+                def image(a: np.ndarray, k: int = k, flip: int = flip) -> np.ndarray:
+                    return np.rot90(a[..., ::-1] if flip else a, k, axes=(-2, -1))
+
+                actions = np.append(image(cells).ravel(), n * n)
+                out.append((image(obs).ravel().copy(), actions))
+        return out
+
+    def _ansi(self) -> str:
+        text = go_text.format_board(self._state)
+        if self._state[layout.OVER]:
+            black, white = self.area()
+            r = int(self._state[layout.RESULT])
+            winner = "draw" if r == 0 else f"{'Black' if r > 0 else 'White'} wins"
+            return text + f"Black {black}, White {white} + {self.komi:g}: {winner}\n"
+        return text + f"{('Black', 'White')[self.current_player]} to move\n"

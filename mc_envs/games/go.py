@@ -1,0 +1,379 @@
+"""Go: Tromp-Taylor rules as numba kernels over one flat state array.
+
+An action is ``row * n + col`` (row 0 at the top, col 0 at the left) on an ``n x n`` board,
+``5 <= n <= 19``; ``n * n`` is a pass. Black (player 0) moves first. A stone goes on an empty
+point; the opponent's chains left without a liberty are captured, then the mover's own chain must
+have one (suicide is illegal). Positional superko: a move that recreates any earlier whole-board
+position (whoever was to move) is illegal; a pass is always legal. Two passes in a row end the
+game, and so does the move (passes included) numbered ``max_moves``. Tromp-Taylor area scoring:
+a player's stones plus the empty regions that reach only that player's stones; White adds komi.
+
+The state layout, and the kernels that only read it (the area, the observation, the table of
+earlier positions), are in :mod:`mc_envs.games.go_layout`; its names are importable from here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mc_envs._numba import njit
+from mc_envs.core import Kernel
+from mc_envs.games.go_layout import (
+    ACTION_OF,
+    BOARD,
+    CAPTURES,
+    EMPTY,
+    HASH,
+    HISTORY,
+    KEYS,
+    KOMI2,
+    LAST,
+    MAX_MOVES,
+    MOVES,
+    OFF,
+    ON_BOARD,
+    OVER,
+    PASSES,
+    PLAYER,
+    POINT_OF,
+    RESULT,
+    SIZE,
+    STRIDE,
+    _remember,
+    _sections,
+    _srl,
+    area,
+    in_atari,
+    lib_term,
+    lowest_bit,
+    observe,
+    popcount,
+    seen,
+)
+from mc_envs.games.go_layout import check_config as check_config
+from mc_envs.games.go_layout import new_state as new_state
+from mc_envs.games.go_layout import offsets as offsets
+from mc_envs.rng import rng_below
+
+POLICIES = {"random": 0}
+SUICIDE, LIVES, TAKES = 0, 1, 2  # what a stone on an empty point does
+
+
+@njit(cache=True, nogil=True)
+def _merge(state, a, b, head):
+    # Chains a and b (representatives) become one, under the larger one's representative.
+    p = state[STRIDE] * state[STRIDE]
+    stones, libs, nxt = head + 2 * p, head + 3 * p, head + p
+    if state[stones + a] < state[stones + b]:
+        a, b = b, a
+    s = b
+    while True:
+        state[head + s] = a
+        s = state[nxt + s]
+        if s == b:
+            break
+    na, nb = state[nxt + a], state[nxt + b]
+    state[nxt + a] = nb
+    state[nxt + b] = na
+    state[stones + a] += state[stones + b]
+    state[libs + a] += state[libs + b]
+    state[stones + b] = 0
+    state[libs + b] = 0
+    return a
+
+
+@njit(cache=True, nogil=True)
+def put_stone(state: np.ndarray, pt: int, c: int) -> None:
+    """Puts a stone of colour ``c`` on the empty point ``pt`` and merges it with its chains,
+    updating liberties, the hash and the current board's bits; captures nothing."""
+    s = state[STRIDE]
+    p, w, head, captured, ring, table = _sections(state)
+    nxt, stones, libs = head + p, head + 2 * p, head + 3 * p
+    own = c + 1
+    state[BOARD + pt] = own
+    state[head + pt] = pt
+    state[nxt + pt] = pt
+    state[stones + pt] = 1
+    mine = 0
+    term = lib_term(pt)
+    for q in (pt - s, pt - 1, pt + 1, pt + s):
+        v = state[BOARD + q]
+        if v == EMPTY:
+            mine += lib_term(q)
+        elif v != OFF:
+            state[libs + state[head + q]] -= term
+    state[libs + pt] = mine
+    h = pt
+    for q in (pt - s, pt - 1, pt + 1, pt + s):
+        if state[BOARD + q] == own:
+            other = state[head + q]
+            if other != h:
+                h = _merge(state, h, other, head)
+    state[HASH] ^= KEYS[c, pt]
+    slot = ring + (state[MOVES] % state[HISTORY]) * 2 * w + c * w + (pt >> 6)
+    state[slot] |= np.int64(1) << (pt & 63)
+
+
+@njit(cache=True, nogil=True)
+def _capture(state, h, c):
+    # Removes the chain of representative h (colour c); gives its points back as liberties to the
+    # adjacent chains of the other colour; returns the stones removed.
+    s = state[STRIDE]
+    p, w, head, captured, ring, table = _sections(state)
+    nxt, stones, libs = head + p, head + 2 * p, head + 3 * p
+    taker = 2 - c
+    slot = ring + (state[MOVES] % state[HISTORY]) * 2 * w + c * w
+    removed = state[stones + h]
+    x = h
+    while True:
+        after = state[nxt + x]
+        state[BOARD + x] = EMPTY
+        state[head + x] = 0
+        state[nxt + x] = 0
+        state[HASH] ^= KEYS[c, x]
+        bit = np.int64(1) << (x & 63)
+        state[slot + (x >> 6)] &= ~bit
+        state[captured + c * w + (x >> 6)] |= bit
+        term = lib_term(x)
+        for q in (x - s, x - 1, x + 1, x + s):
+            if state[BOARD + q] == taker:
+                state[libs + state[head + q]] += term
+        x = after
+        if x == h:
+            break
+    state[stones + h] = 0
+    state[libs + h] = 0
+    return removed
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _outcome(state, pt, head, libs):
+    # What a stone of the player to move on the empty point pt does: SUICIDE, or LIVES (no
+    # capture), or TAKES (captures).
+    s = state[STRIDE]
+    own = state[PLAYER] + 1
+    free = False
+    for q in (pt - s, pt - 1, pt + 1, pt + s):
+        v = state[BOARD + q]
+        if v == EMPTY:
+            free = True
+        elif v == own:
+            if not in_atari(state[libs + state[head + q]]):
+                free = True
+        elif v != OFF and in_atari(state[libs + state[head + q]]):
+            return TAKES
+    return LIVES if free else SUICIDE
+
+
+@njit(cache=True, nogil=True)
+def suicide(state: np.ndarray, pt: int) -> bool:
+    """Whether a stone of the player to move on the empty point ``pt`` would be suicide."""
+    p, w, head, captured, ring, table = _sections(state)
+    return _outcome(state, pt, head, head + 3 * p) == SUICIDE
+
+
+@njit(cache=True, nogil=True)
+def is_legal_point(state: np.ndarray, pt: int) -> bool:
+    """Whether the player to move may play on point ``pt`` (empty): no suicide, no superko."""
+    s = state[STRIDE]
+    p, w, head, captured, ring, table = _sections(state)
+    libs = head + 3 * p
+    c = state[PLAYER]
+    opp = 2 - c
+    outcome = _outcome(state, pt, head, libs)
+    if outcome == SUICIDE:
+        return False
+    takes = outcome == TAKES
+    if not (state[captured + c * w + (pt >> 6)] >> (pt & 63)) & 1:
+        return True  # no stone of this colour was ever captured here: no earlier position
+    h = state[HASH] ^ KEYS[c, pt]
+    if takes:
+        nxt = head + p
+        done0 = done1 = done2 = -1
+        for q in (pt - s, pt - 1, pt + 1, pt + s):
+            if state[BOARD + q] != opp:
+                continue
+            r = state[head + q]
+            if r in (done0, done1, done2) or not in_atari(state[libs + r]):
+                continue
+            done2, done1, done0 = done1, done0, r
+            x = r
+            while True:
+                h ^= KEYS[1 - c, x]
+                x = state[nxt + x]
+                if x == r:
+                    break
+    return not seen(state, h)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _legal_word(state, i, slot, w, mine_captured):
+    # The legal points of word i (bits p of i * 64 .. i * 64 + 63) for the player to move: an
+    # empty point with an empty neighbour where no stone of the mover's colour was ever captured
+    # is legal at once; the other empty points are tested one by one.
+    n, s = state[SIZE], state[STRIDE]
+    lo = i - 1 if i > 0 else 0
+    hi = i + 1 if i + 1 < w else w - 1
+    e = ON_BOARD[n, i] & ~(state[slot + i] | state[slot + w + i])
+    e_lo = ON_BOARD[n, lo] & ~(state[slot + lo] | state[slot + w + lo]) if i > 0 else 0
+    e_hi = ON_BOARD[n, hi] & ~(state[slot + hi] | state[slot + w + hi]) if i + 1 < w else 0
+    near = (e << 1) | _srl(e_lo, 63) | _srl(e, 1) | (e_hi << 63)
+    near |= (e << s) | _srl(e_lo, 64 - s) | _srl(e, s) | (e_hi << (64 - s))
+    easy = e & near & ~state[mine_captured + i]
+    hard = e & ~easy
+    while hard:
+        b = lowest_bit(hard)
+        if is_legal_point(state, i * 64 + b):
+            easy |= np.int64(1) << b
+        hard &= hard - 1
+    return easy
+
+
+@njit(cache=True, nogil=True)
+def legal_words(state: np.ndarray, out: np.ndarray) -> int:
+    """Writes the legal points of the player to move as W words of bits (bit p: point p) into
+    ``out[:W]``; returns how many (the pass, always legal while the game goes on, not included)."""
+    p, w, head, captured, ring, table = _sections(state)
+    slot = ring + (state[MOVES] % state[HISTORY]) * 2 * w
+    mine_captured = captured + state[PLAYER] * w
+    count = 0
+    for i in range(w):
+        word = _legal_word(state, i, slot, w, mine_captured)
+        out[i] = word
+        count += popcount(word)
+    return count
+
+
+@njit(cache=True, nogil=True)
+def legal(state: np.ndarray, ws: np.ndarray, out: np.ndarray) -> int:
+    """Writes the legal actions, ascending (the pass last), into ``out``; none once the game is
+    over. ``ws`` is not used."""
+    if state[OVER]:
+        return 0
+    n = state[SIZE]
+    p, w, head, captured, ring, table = _sections(state)
+    slot = ring + (state[MOVES] % state[HISTORY]) * 2 * w
+    mine_captured = captured + state[PLAYER] * w
+    k = 0
+    for i in range(w):
+        word = _legal_word(state, i, slot, w, mine_captured)
+        while word:
+            out[k] = ACTION_OF[n, i * 64 + lowest_bit(word)]
+            k += 1
+            word &= word - 1
+    out[k] = n * n
+    return k + 1
+
+
+@njit(cache=True, nogil=True)
+def _finish(state):
+    black, white = area(state)
+    margin = 2 * (black - white) - state[KOMI2]
+    state[OVER] = 1
+    state[RESULT] = 1 if margin > 0 else (-1 if margin < 0 else 0)
+
+
+@njit(cache=True, nogil=True)
+def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
+    """Plays the legal ``action`` for the player to move; returns, if it ended the game, the
+    mover's result (+1 win, -1 loss, 0 draw), else 0.0."""
+    n, s = state[SIZE], state[STRIDE]
+    c = state[PLAYER]
+    p, w, head, captured, ring, table = _sections(state)
+    h_ = state[HISTORY]
+    if h_ > 1:  # the board after this move starts as a copy of the board before it
+        src = ring + (state[MOVES] % h_) * 2 * w
+        dst = ring + ((state[MOVES] + 1) % h_) * 2 * w
+        for i in range(2 * w):
+            state[dst + i] = state[src + i]
+    state[MOVES] += 1
+    state[LAST] = action
+    if action == n * n:
+        state[PASSES] += 1
+    else:
+        state[PASSES] = 0
+        pt = POINT_OF[n, action]
+        put_stone(state, pt, c)
+        libs = head + 3 * p
+        opp = 2 - c
+        for q in (pt - s, pt - 1, pt + 1, pt + s):
+            if state[BOARD + q] == opp:
+                r = state[head + q]
+                if state[libs + r] == 0:
+                    state[CAPTURES + c] += _capture(state, r, 1 - c)
+        _remember(state, state[HASH])
+    state[PLAYER] = 1 - c
+    if state[PASSES] >= 2 or state[MOVES] >= state[MAX_MOVES]:
+        _finish(state)
+        r = state[RESULT]
+        return float(r if c == 0 else -r)
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def playout(
+    state: np.ndarray, policy: int, rng: np.ndarray, ws: np.ndarray, seq: np.ndarray, start: int
+) -> int:
+    """Plays to the end, each move drawn uniformly from the legal actions (the pass included), as
+    ``legal(...)[rng_below(rng, n)]`` would; writes the actions into ``seq[start:]`` and returns
+    how many."""
+    n = state[SIZE]
+    w = (state[STRIDE] * state[STRIDE] + 63) >> 6
+    count = 0
+    while not state[OVER]:
+        k = rng_below(rng, legal_words(state, ws) + 1)
+        a = n * n
+        for i in range(w):
+            word = ws[i]
+            c = popcount(word)
+            if k < c:
+                for _ in range(k):
+                    word &= word - 1
+                a = ACTION_OF[n, i * 64 + lowest_bit(word)]
+                break
+            k -= c
+        play(state, a, ws)
+        seq[start + count] = a
+        count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def score(state: np.ndarray) -> float:
+    """Always 0: a two-player game has returns, not a score."""
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def player(state: np.ndarray) -> int:
+    """The colour to move: 0 Black, 1 White."""
+    return state[PLAYER]
+
+
+@njit(cache=True, nogil=True)
+def returns(state: np.ndarray) -> float:
+    """+1 if Black won, -1 if White won, 0 for a draw or an unfinished game."""
+    return float(state[RESULT])
+
+
+def workspace(state: np.ndarray) -> np.ndarray:
+    """Scratch space: the legal points of a playout (W words of bits), room for a move list."""
+    return np.zeros(int(state[SIZE]) ** 2 + 1, dtype=np.int64)
+
+
+def make_kernel(size: int, max_moves: int) -> Kernel:
+    """The compiled rules for boards of ``size`` with games of at most ``max_moves`` moves."""
+    return Kernel(
+        name="go",
+        legal=legal,
+        play=play,
+        playout=playout,
+        score=score,
+        workspace=workspace,
+        max_moves=int(max_moves),
+        max_actions=int(size) ** 2 + 1,
+        policies=dict(POLICIES),
+        player=player,
+        returns=returns,
+        observe=observe,
+    )
