@@ -1,7 +1,8 @@
-"""The ``mc-envs`` command: solve, verify, warmup, play, replay, arena.
+"""mc-envs: solve puzzles, verify and replay records, play the games, match agents.
 
-Games, their names and their flags come from the games table, :data:`mc_envs.registry.GAMES`.
-The benchmarks are scripts of the source tree (``python benchmarks/NAME.py``), not a subcommand.
+Games, their names and flags come from one table (mc_envs.registry.GAMES). Shipped records and
+positions are taken by name where a file is (mc-envs verify rosin82, --board samegame3); mc-envs
+records lists them. Benchmarks are scripts of the source tree (python benchmarks/NAME.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from mc_envs.cli_input import (
     Parser,
     UsageError,
     check_writable,
+    need,
     read_input,
     save_elsewhere,
 )
@@ -31,6 +33,7 @@ from mc_envs.cli_nrpa import (
     nrpa_scheme,
     nrpa_variants,
 )
+from mc_envs.cli_records import cmd_records, cmd_replay, cmd_verify, position_text
 from mc_envs.registry import FLAGS, GAMES, Game, find, names
 
 
@@ -68,7 +71,10 @@ def _env_kwargs(args: argparse.Namespace, game: Game) -> dict:
         if flag not in game.flags:
             takes = " ".join(f"--{f}" for f in game.flags) or "no game flag"
             raise UsageError(f"--{flag}: {game.name} takes {takes}")
-        if spec.kind == "file":
+        named = position_text(value, flag, game.name) if spec.kind != "int" else None
+        if named is not None:
+            value = named
+        elif spec.kind == "file":
             value = read_input(Path(value), f"--{flag}")
         elif spec.kind == "text":
             path = Path(value)
@@ -210,56 +216,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 130 if result.stopped == "interrupt" else 0
 
 
-def _is_morpion_record(path: str) -> bool:
-    """MSR JSON (a "moves" list and no mc-envs "format") or PentaSol text (not JSON)."""
-    import json
-
-    try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError):
-        return False
-    if not text.lstrip().startswith("{"):
-        return bool(text.strip())
-    try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        return False
-    return isinstance(doc, dict) and "format" not in doc and "moves" in doc
-
-
-def cmd_verify(args: argparse.Namespace) -> int:
-    from mc_envs.records import RecordError, read_record, verify_record
-
-    if _is_morpion_record(args.file):
-        from mc_envs import morpion_records
-
-        try:
-            record = morpion_records.read_record(args.file)
-        except (OSError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        variant = args.variant or record.variant or "5T"
-        try:
-            score = morpion_records.verify_record(args.file, variant=variant)
-        except ValueError as exc:
-            print(f"{exc}", file=sys.stderr)
-            return 1
-        print(f"{args.file}: certified: Morpion {variant} record of {score} moves")
-        return 0
-    try:
-        record = read_record(args.file)
-    except RecordError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    try:
-        verdict = verify_record(record)
-    except RecordError as exc:
-        print(f"error: {args.file}: {exc}", file=sys.stderr)
-        return 2
-    print(f"{args.file}: {verdict.message}", file=sys.stdout if verdict.ok else sys.stderr)
-    return 0 if verdict.ok else 1
-
-
 def warm_here(levels: int, say: Any = None) -> str:
     """Compiles (or loads) every kernel and search of this machine into its numba cache; returns
     what it did, one line per env, each also given to ``say`` as it is done. Run on every node of
@@ -316,15 +272,22 @@ def cmd_play(args: argparse.Namespace) -> int:
         from mc_envs.two_player_cli import play_terminal
 
         vs = "random" if vs == "none" else vs
-        play_terminal(
-            args.game,
-            vs,
-            args.iterations,
-            args.time,
-            human_player=1 if args.second else 0,
-            seed=args.seed,
-        )
+        try:
+            play_terminal(
+                args.game,
+                vs,
+                args.iterations,
+                args.time,
+                human_player=1 if args.second else 0,
+                seed=args.seed,
+            )
+        except KeyboardInterrupt:
+            print("\ninterrupted", file=sys.stderr)
+            return 130
+        except ValueError as exc:  # an unknown agent spec
+            raise UsageError(f"--vs {vs}: {exc}") from None
         return 0
+    need("mc-envs play", [("pygame", "render")])
     from mc_envs.render.play import run
 
     kwargs = _env_kwargs(args, game)
@@ -339,23 +302,6 @@ def cmd_play(args: argparse.Namespace) -> int:
         )
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{args.game}: {exc}") from None
-
-
-def cmd_replay(args: argparse.Namespace) -> int:
-    from mc_envs.render import replay
-
-    try:
-        game = replay.load(args.file, variant=args.variant)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.gif or args.mp4 or args.png:
-        written = replay.export(game, gif=args.gif, mp4=args.mp4, png=args.png, fps=args.fps)
-        for kind, n in written.items():
-            out = getattr(args, kind)
-            print(f"{out}: {n} frame(s) ({kind}) of {game.title}, {len(game)} moves")
-        return 0
-    return replay.view(game, fps=args.fps)
 
 
 def cmd_arena(args: argparse.Namespace) -> int:
@@ -378,7 +324,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``mc-envs``."""
+    """The argument parser of ``mc-envs`` (its help is plain text: the description is this
+    module's docstring)."""
     parser = Parser(prog="mc-envs", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -419,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify = sub.add_parser(
         "verify", help="replay a record (mc-envs solution, Morpion MSR or PentaSol) and certify it"
     )
-    verify.add_argument("file")
+    verify.add_argument("file", help="a record file, or a shipped record's name (mc-envs records)")
     verify.add_argument("--variant", choices=["5D", "5T"], help="Morpion rules to check against")
     verify.set_defaults(func=cmd_verify)
 
@@ -430,14 +377,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     warmup.set_defaults(func=cmd_warmup)
 
-    play = sub.add_parser("play", help="play a game with the mouse in a window")
+    play = sub.add_parser(
+        "play", help="play a game with the mouse in a window (render extra), or in the terminal"
+    )
     play.add_argument("game", type=_game_name(), help=f"one of {names()}")
     play.add_argument(
         "--vs", help="two-player opponent: an agent spec (uct[-preset], puct, random) or none"
     )
     play.add_argument("--second", action="store_true", help="two-player: let the opponent start")
     play.add_argument(
-        "--terminal", action="store_true", help="two-player: play in the terminal, no window"
+        "--terminal",
+        action="store_true",
+        help="two-player: play in the terminal, no window; q or end of input (Ctrl-D) leaves "
+        "the game (exit 0), Ctrl-C exits 130",
     )
     play.add_argument(
         "--iterations", type=POSITIVE_INT, help="the opponent's iterations per move (terminal)"
@@ -455,16 +407,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.set_defaults(func=cmd_play)
 
-    replay = sub.add_parser("replay", help="watch a record, or export it as GIF / MP4 / PNG")
-    replay.add_argument("file", help="an mc-envs solution record or a Morpion MSR/PentaSol record")
-    replay.add_argument("--gif", help="write an animated GIF (one frame per move plus the start)")
-    replay.add_argument("--mp4", help="write an MP4 video (needs imageio-ffmpeg)")
-    replay.add_argument("--png", help="write the final position, or every frame into a folder")
+    replay = sub.add_parser(
+        "replay", help="watch a record in a window, or export it as GIF, MP4 or PNG"
+    )
+    replay.add_argument(
+        "file",
+        help="an mc-envs solution record, a Morpion MSR/PentaSol record, or a shipped record's "
+        "name (mc-envs records)",
+    )
+    replay.add_argument(
+        "--gif", help="write an animated GIF, one frame per move plus the start (video extra)"
+    )
+    replay.add_argument("--mp4", help="write an MP4 video (video extra)")
+    replay.add_argument(
+        "--png",
+        help="write the final position, or every frame into a folder (render extra alone)",
+    )
     replay.add_argument("--fps", type=POSITIVE_FLOAT, default=4, help="moves per second")
     replay.add_argument(
         "--variant", choices=["5D", "5T"], help="Morpion rules if the file does not say"
     )
     replay.set_defaults(func=cmd_replay)
+
+    records = sub.add_parser(
+        "records", help="list the shipped records and positions, taken by name where a file is"
+    )
+    records.set_defaults(func=cmd_records)
+
     arena = sub.add_parser("arena", help="two agents play both colours; wins/draws/losses")
     arena.add_argument("game", type=_game_name(2), help=f"one of {names(players=2)}")
     arena.add_argument(
@@ -489,6 +458,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ImportError as exc:  # an optional extra that a command reached deeper down
+        if "pip install" not in str(exc):
+            raise
+        print(f"error: mc-envs {args.command}: {exc}", file=sys.stderr)
         return 2
 
 

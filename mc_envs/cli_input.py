@@ -86,3 +86,29 @@ def save_elsewhere(out: Path, record: dict, exc: OSError) -> int:
         file=sys.stderr,
     )
     return 1
+
+
+def need(what: str, modules: list[tuple[str, str]]) -> None:
+    """Makes sure the optional modules a command needs import, before it starts.
+
+    Args:
+        what: the command, the start of the message (``"mc-envs play"``).
+        modules: ``(module, extra)`` pairs: the module and the extra of mc-envs that installs it.
+
+    Raises:
+        UsageError: one line naming the missing modules and the pip command of their extras,
+            ``mc-envs play needs pygame: pip install "mc-envs[render]"``.
+    """
+    from mc_envs.extras import MissingExtra, require
+
+    missing: dict[str, str] = {}
+    for module, extra in modules:
+        try:
+            require(module, extra, what)
+        except MissingExtra:
+            missing[module] = extra
+    if missing:
+        extras = ",".join(dict.fromkeys(missing.values()))
+        names = list(missing)
+        listed = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+        raise UsageError(f'{what} needs {listed}: pip install "mc-envs[{extras}]"')

@@ -19,7 +19,11 @@ def add_nrpa_flags(solve: argparse.ArgumentParser) -> None:
     nrpa.add_argument("--stabilize", type=POSITIVE_INT, help="rollouts per level-1 iteration")
     nrpa.add_argument("--repeats", type=NATURAL, help="limited repetitions (0: off)")
     nrpa.add_argument("--codes", choices=["game", "action"], help="the policy's key")
-    nrpa.add_argument("--warm-start", dest="warm_start", help="a solution record to start from")
+    nrpa.add_argument(
+        "--warm-start",
+        dest="warm_start",
+        help="a solution record to start from (a file, or a shipped record's name on Morpion)",
+    )
     nrpa.add_argument(
         "--heats",
         type=POSITIVE_INT,
@@ -40,20 +44,34 @@ def nrpa_variants(args: argparse.Namespace, env: Any) -> dict[str, Any]:
         if value is not None:
             options[name] = value
     if isinstance(options.get("warm_start"), str):
-        options["warm_start"] = record_actions(Path(options["warm_start"]), env)
+        options["warm_start"] = record_actions(options["warm_start"], env)
     return options
 
 
-def record_actions(path: Path, env: Any) -> list[int]:
-    """The actions of a solution record of the searched env (``--warm-start``)."""
+def record_actions(value: str | Path, env: Any) -> list[int]:
+    """The actions of a record of the searched env (``--warm-start``): a solution record, or on
+    Morpion an MSR/PentaSol record of the same rules (a file, or a shipped record's name)."""
+    from mc_envs.cli_records import is_morpion_record, record_file
     from mc_envs.records import read_record
 
+    path = record_file(str(value), "--warm-start")
+    base = env.unwrapped
+    if getattr(base, "game", None) == "MorpionSolitaire" and is_morpion_record(path):
+        from mc_envs import morpion_records
+
+        try:
+            record = morpion_records.read_record(path)
+            if record.variant not in (None, base.variant):
+                raise ValueError(f"a {record.variant} record, not {base.variant}")
+            return morpion_records.record_actions(record.moves, base.size)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--warm-start {value}: {exc}") from None
     try:
         record = read_record(path)
     except (OSError, ValueError) as exc:
-        raise UsageError(f"--warm-start {path}: {exc}") from None
+        raise UsageError(f"--warm-start {value}: {exc}") from None
     if record["env_id"] != env.spec.id:
-        raise UsageError(f"--warm-start {path}: a record of {record['env_id']}, not {env.spec.id}")
+        raise UsageError(f"--warm-start {value}: a record of {record['env_id']}, not {env.spec.id}")
     return [int(a) for a in record["actions"]]
 
 

@@ -8,7 +8,7 @@ Plain functions, no argparse, so scripts and tests call them directly::
 
 Agent specs are those of :mod:`mc_envs.agents.specs` (``"random"``, ``"uct"``, ``"uct-hard"``,
 ``"puct-heuristic"`` ...); games are the two-player games of :data:`mc_envs.registry.GAMES`.
-Agents live in ``agents`` and are imported only when these functions run.
+Agents live in :mod:`mc_envs.agents` and are imported only when these functions run.
 """
 
 from __future__ import annotations
@@ -77,7 +77,11 @@ def play_terminal(
         out: where to print (stdout by default).
 
     Returns:
-        The human's result: +1 win, 0 draw, -1 loss.
+        The human's result: +1 win, 0 draw, -1 loss (also when the human leaves with ``q`` or
+        at the end of the input).
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C (``mc-envs play --terminal`` exits 130).
     """
     out = out or sys.stdout
     env = gym.make(game_id(game), render_mode="ansi", illegal_action="raise").unwrapped
@@ -87,7 +91,11 @@ def play_terminal(
         print(env.render(), file=out)
         if env.current_player == human_player:
             moves = " ".join(f"{a}={env.action_to_string(a)}" for a in env.legal_actions())
-            text = input_fn(f"your move ({moves}; q to quit): ").strip()
+            try:
+                text = input_fn(f"your move ({moves}; q to quit): ").strip()
+            except EOFError:  # stdin closed (Ctrl-D, </dev/null): leave as q does
+                print("\nend of input: game left unfinished", file=out)
+                return -1.0
             if text.lower() in ("q", "quit", "exit"):
                 print("bye", file=out)
                 return -1.0

@@ -94,6 +94,13 @@ def test_a_bad_morpion_record_exits_2(tmp_path, capsys, content, message):
 
 def test_verify_a_missing_file_exits_2(tmp_path, capsys):
     assert main(["verify", str(tmp_path / "none.json")]) == 2
+    err = one_line_error(capsys)
+    assert f"{tmp_path / 'none.json'}: no such file, and no shipped record" in err
+    assert "mc-envs records" in err
+
+
+def test_verify_a_folder_exits_2(tmp_path, capsys):
+    assert main(["verify", str(tmp_path)]) == 2
     assert "cannot read" in one_line_error(capsys)
 
 
