@@ -201,6 +201,21 @@ def board_of(state: np.ndarray) -> np.ndarray:
     return (((state[STONES0] >> BITS) & 1) + 2 * ((state[STONES1] >> BITS) & 1)).astype(np.int8)
 
 
+def winning_line(state: np.ndarray) -> list[tuple[int, int]]:
+    """The cells ``(row, col)`` (row 0 at the top) of every four in a row on the board, sorted;
+    empty when nobody has one. Five in a row, or a move that completes two fours, gives them all."""
+    cells: set[int] = set()
+    for b in (int(state[STONES0]), int(state[STONES1])):
+        for s in (1, 7, 6, 8):
+            starts = b & (b >> s) & (b >> 2 * s) & (b >> 3 * s)
+            while starts:
+                low = starts & -starts
+                bit = low.bit_length() - 1
+                cells.update(bit + k * s for k in range(4))
+                starts ^= low
+    return sorted((ROWS - 1 - bit % 7, bit // 7) for bit in cells)
+
+
 def format_board(state: np.ndarray) -> str:
     """Six lines of ``X``, ``O`` and ``.`` (top row first) and a line of column numbers."""
     board = board_of(state)

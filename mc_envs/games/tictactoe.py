@@ -157,6 +157,17 @@ def board_of(state: np.ndarray) -> np.ndarray:
     return board.reshape(ROWS, COLS).astype(np.int8)
 
 
+def winning_line(state: np.ndarray) -> list[tuple[int, int]]:
+    """The cells ``(row, col)`` (row 0 at the top) of every three in a row on the board, sorted;
+    empty when nobody has one. A move that completes two lines at once gives both."""
+    cells: set[int] = set()
+    for stones in (int(state[STONES0]), int(state[STONES1])):
+        for line in LINES.tolist():
+            if stones & line == line:
+                cells.update(i for i in range(CELLS) if (line >> i) & 1)
+    return [divmod(i, COLS) for i in sorted(cells)]
+
+
 def format_board(state: np.ndarray) -> str:
     """The board as three lines of ``X``, ``O`` and ``.``."""
     board = board_of(state)

@@ -8,7 +8,11 @@ Each game's drawing module (:mod:`mc_envs.render.draw`) says what a click or a k
 (``click``, ``key``, ``highlight``, ``show_hint``); the session applies the answer, so it names no
 game.
 
-Keys (also in the help overlay, F1 or ``?``): see :data:`SHORTCUTS`.
+Keys (also in the help overlay, F1 or ``?``): :data:`SHORTCUTS`, then the game's own lines (what
+a click does, its keys: :func:`mc_envs.render.draw.help_lines`). Esc closes the help, else cancels
+the selection; it never quits (q does), as in the replay window. The status bar says how the game
+ended once (the game's own status line), and in two-player games which side the person plays and
+against whom ("You: X (first) vs uct"), as does the window title.
 """
 
 from __future__ import annotations
@@ -20,16 +24,16 @@ from typing import Any
 
 import mc_envs.render.draw as controls
 from mc_envs.render._pygame import require_pygame
-from mc_envs.render.ui import UiState
+from mc_envs.render.ui import UiState, draw_help
 
 SHORTCUTS: tuple[tuple[str, str], ...] = (
-    ("mouse", "play (see the game's rule in the status bar)"),
+    ("right click", "cancel the selection or the hint"),
     ("u, Ctrl+Z, Backspace", "undo"),
     ("r, Ctrl+Y", "redo"),
     ("n", "new game"),
     ("h", "hint from an agent"),
-    ("Enter / Space", "play the hint"),
-    ("Esc", "cancel the selection / close this help"),
+    ("Enter, Space", "play the hint"),
+    ("Esc", "close this help, else cancel the selection or hint"),
     ("F1, ?", "show or hide this help"),
     ("q", "quit"),
 )
@@ -79,8 +83,11 @@ class PlaySession:
         env: an unwrapped built-in env (see :func:`make_env`), already reset or not.
         opponent: for two-player games, an agent with ``act(env)`` that answers the human.
         human_player: the human's side in two-player games against an opponent (0 moves first).
+        opponent_name: the opponent as the status bar names it (default: its class name).
         theme: a :class:`mc_envs.render.theme.Theme` (default theme if None).
         hint_playouts: playout budget of the NMCS level-1 hint in puzzles.
+        hint_agent: an agent with ``act(env)`` that gives the hints (default: UCT at the medium
+            preset in two-player games, NMCS level 1 for ``hint_playouts`` in puzzles).
         env_factory: makes a fresh env of the same game for the agent to think on (default: the
             env's class with no arguments is not enough in general, so the session clones through
             ``restore_state`` on an env made by this factory; :func:`make_env` gives one).
@@ -93,8 +100,10 @@ class PlaySession:
         *,
         opponent: Any = None,
         human_player: int = 0,
+        opponent_name: str | None = None,
         theme: Any = None,
         hint_playouts: int = 2000,
+        hint_agent: Any = None,
         env_factory: Callable[[], Any] | None = None,
         seed: int | None = 0,
     ) -> None:
@@ -105,7 +114,9 @@ class PlaySession:
         self.theme = theme or default_theme()
         self.opponent = opponent
         self.human_player = int(human_player)
+        self.opponent_name = opponent_name or type(opponent).__name__
         self.hint_playouts = int(hint_playouts)
+        self.hint_agent = hint_agent
         self.env_factory = env_factory
         self.seed = seed
         self.two_player = hasattr(self.env, "returns")
@@ -174,9 +185,8 @@ class PlaySession:
         self.undo_stack.append(before)
         self.redo_stack.clear()
         self.ui.clear(keep_selected=self.ui.sticky)
+        # the game's status line says how it ended, so the message never repeats it
         self.message = f"+{reward:g}" if not self.two_player and reward else ""
-        if terminated:
-            self.message = "game over: " + self.drawing.status(self.env)
         self._maybe_start_opponent()
         return True
 
@@ -254,7 +264,9 @@ class PlaySession:
         if self.over or self.job is not None:
             return
         self.message = "looking for a hint..."
-        if self.two_player:
+        if self.hint_agent is not None:
+            self._start("hint", self.hint_agent.act)
+        elif self.two_player:
             agent = make_opponent("uct-medium", seed=len(self.undo_stack))
             self._start("hint", agent.act)
         else:
@@ -372,9 +384,29 @@ class PlaySession:
         """What the board should emphasise now (the hint, the selection, the hovered move)."""
         return controls.highlight(self.env, self.ui)
 
+    def sides(self) -> str:
+        """Which side the person plays and against whom, e.g. ``"You: X (first) vs uct"``, or
+        ``"X and O: two players"`` with no opponent; ``""`` in one-player games."""
+        if not self.two_player:
+            return ""
+        names = getattr(self.drawing, "SIDES", ("player 0", "player 1"))
+        if self.opponent is None:
+            return f"{names[0]} and {names[1]}: two players"
+        me = self.human_player
+        return f"You: {names[me]} ({('first', 'second')[me]}) vs {self.opponent_name}"
+
+    @property
+    def title(self) -> str:
+        """The window title: the game and, in two-player games, :meth:`sides`."""
+        side = self.sides()
+        return f"mc-envs play: {self.env.game}" + (f"   {side}" if side else "")
+
     def status_line(self) -> str:
-        """The status bar: the game's line, whose turn, moves, the last message."""
+        """The status bar: the game's line (how it ended, once), the sides, whose turn, moves, the
+        last message."""
         parts = [self.drawing.status(self.env)]
+        if self.two_player:
+            parts.append(self.sides())
         if self.two_player and self.opponent is not None and not self.over:
             parts.append("your turn" if not self._opponent_to_move() else "opponent's turn")
         if not self.two_player and "moves" not in parts[0]:
@@ -382,14 +414,16 @@ class PlaySession:
         if self.message:
             parts.append(self.message)
         parts.append("F1: help")
-        return "   |   ".join(parts)
+        return "  |  ".join(parts)
 
     def frame_size(self) -> tuple[int, int]:
-        """The window size: the board and the status bar."""
+        """The window size: the board and the status bar, at least what the help needs."""
         from mc_envs.render.draw import board_size
+        from mc_envs.render.ui import HELP_LINE, help_line_top, help_width
 
         w, h = board_size(self.env, self.theme)
-        return max(w, 480), max(h, 360)
+        lines = self.help_lines()
+        return max(w, 480, help_width(lines)), max(h, 360, help_line_top(len(lines)) + HELP_LINE)
 
     def draw(self, surface: Any) -> None:
         """Draws the board, the status bar and (if shown) the help overlay."""
@@ -398,23 +432,19 @@ class PlaySession:
         surface.fill(self.theme.background)
         draw_frame(surface, self.env, self.theme, self.highlight(), status=self.status_line())
         if self.show_help:
-            self._draw_help(surface)
+            draw_help(surface, self.help_lines(), self.theme, "Mouse and keys")
 
-    def _draw_help(self, surface: Any) -> None:
-        from mc_envs.render.theme import text_surface
-
-        pg = self.pygame
-        w, h = surface.get_size()
-        veil = pg.Surface((w, h), pg.SRCALPHA)
-        veil.fill((0, 0, 0, 210))
-        surface.blit(veil, (0, 0))
-        y = 16
-        surface.blit(text_surface("Keyboard shortcuts", 28, self.theme.text), (16, y))
-        y += 36
-        for keys, what in SHORTCUTS + controls.help_lines(self.env):
-            surface.blit(text_surface(keys, 20, self.theme.morpion_line), (16, y))
-            surface.blit(text_surface(what, 20, self.theme.text), (190, y))
-            y += 24
+    def help_lines(self) -> tuple[tuple[str, str], ...]:
+        """The help overlay: the game's lines (what a click does, its keys), then the window's
+        shortcuts without the keys that the game takes for itself (Go: Space passes)."""
+        own = controls.help_lines(self.env)
+        taken = {k.lower() for keys, _ in own for k in keys.split(", ")}
+        lines = []
+        for keys, what in SHORTCUTS:
+            left = [k for k in keys.split(", ") if k.lower() not in taken]
+            if left:
+                lines.append((", ".join(left), what))
+        return own + tuple(lines)
 
 
 def run(
@@ -439,12 +469,13 @@ def run(
         env,
         opponent=opponent,
         human_player=human_player,
+        opponent_name=vs,
         theme=theme,
         hint_playouts=hint_playouts,
         env_factory=lambda: make_env(game, **kwargs),
         seed=seed,
     )
-    window = Window(session.frame_size(), f"mc-envs play {game}", fps=30)
+    window = Window(session.frame_size(), session.title, fps=30)
     surface = window.pygame.Surface(session.frame_size())
     try:
         while not session.quit and not window.closed:

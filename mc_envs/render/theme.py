@@ -57,6 +57,7 @@ class Theme:
         samegame: SameGame colours 1..k.
         marks: ``"none"``, ``"letters"`` or ``"shapes"``: a second cue on SameGame cells.
         player: the stones of players 0 and 1.
+        win: the mark on the cells of a winning line (Tic-Tac-Toe, Connect Four).
         morpion_line, morpion_dot, morpion_cross: Morpion's lines, added dots, starting dots.
         cell: pixels per cell, per drawing (the ``cell`` hints of :data:`mc_envs.registry.GAMES`:
             ``"samegame"``, ``"morpion"``, ``"sudoku9"``, ``"sudoku16"`` ...).
@@ -72,6 +73,7 @@ class Theme:
     samegame: tuple[RGB, ...] = SAMEGAME_COLORS
     marks: str = "none"
     player: tuple[RGB, RGB] = (OKABE_ITO["orange"], OKABE_ITO["sky_blue"])
+    win: RGB = OKABE_ITO["yellow"]
     morpion_line: RGB = OKABE_ITO["sky_blue"]
     morpion_dot: RGB = (236, 236, 236)
     morpion_cross: RGB = OKABE_ITO["orange"]

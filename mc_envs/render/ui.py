@@ -1,8 +1,13 @@
-"""The play window's interaction state, which the drawing modules' controls read and change."""
+"""The play window's interaction state, which the drawing modules' controls read and change, and
+the help overlay that the play and replay windows share."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+HELP_SIZE, HELP_TITLE_SIZE, HELP_LINE = 20, 28, 24  # font sizes and line height of the help
 
 
 @dataclass
@@ -32,3 +37,39 @@ class UiState:
         if not keep_selected:
             self.selected, self.sticky = None, False
         self.candidates, self.candidate, self.hint = [], 0, None
+
+
+def draw_help(
+    surface: Any, lines: Sequence[tuple[str, str]], theme: Any, title: str = "Help"
+) -> None:
+    """Draws the help overlay of a window over ``surface``: a veil, ``title``, then one line per
+    ``(keys, what they do)``, the keys in a column as wide as the widest."""
+    from mc_envs.render._pygame import require_pygame
+    from mc_envs.render.theme import font, text_surface
+
+    pg = require_pygame()
+    w, h = surface.get_size()
+    veil = pg.Surface((w, h), pg.SRCALPHA)
+    veil.fill((0, 0, 0, 210))
+    surface.blit(veil, (0, 0))
+    surface.blit(text_surface(title, HELP_TITLE_SIZE, theme.text), (16, 16))
+    column = 16 + max((font(HELP_SIZE).size(keys)[0] for keys, _ in lines), default=0) + 20
+    for i, (keys, what) in enumerate(lines):
+        y = help_line_top(i)
+        surface.blit(text_surface(keys, HELP_SIZE, theme.morpion_line), (16, y))
+        surface.blit(text_surface(what, HELP_SIZE, theme.text), (column, y))
+
+
+def help_line_top(i: int) -> int:
+    """The pixel row of line ``i`` of :func:`draw_help` (its bottom is ``HELP_LINE`` lower)."""
+    return 52 + HELP_LINE * i
+
+
+def help_width(lines: Sequence[tuple[str, str]]) -> int:
+    """The pixels that :func:`draw_help` needs across for ``lines`` (margins included)."""
+    from mc_envs.render.theme import font
+
+    f = font(HELP_SIZE)
+    keys = max((f.size(k)[0] for k, _ in lines), default=0)
+    what = max((f.size(t)[0] for _, t in lines), default=0)
+    return 16 + keys + 20 + what + 16

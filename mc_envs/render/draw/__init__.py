@@ -5,7 +5,8 @@ Each module ``mc_envs.render.draw.<game>`` offers:
 - ``board_size(env, theme) -> (width, height)``: the pixels of the board (without the status strip).
 - ``draw(surface, env, theme, highlight=None) -> int``: draws the state of ``env`` (an unwrapped
   built-in env) on ``surface``; ``highlight`` is an action (or game-specific value) to emphasise.
-  Returns the number of pieces drawn (cells, stones, lines) so tests can check a picture.
+  Returns the number of pieces drawn (cells, stones, lines) so tests can check a picture. The
+  two-player drawings mark the winning line and take ``win=`` (the cells to mark; ``()`` none).
 - ``cell_at(pos, env, theme) -> int | None``: the board cell under pixel ``pos`` (see each module for
   what a "cell" is); ``cell_center(cell, env, theme) -> (x, y)`` is the inverse.
 - ``status(env) -> str``: one line for the status strip.
@@ -17,8 +18,10 @@ and optionally ``key(env, name, char, ui) -> action | None`` (a key press: ``nam
 ``"right"``, ``"up"``, ``"down"``, ``"enter"``, ``"space"``, ``"tab"`` or ``""``, ``char`` the
 typed text), ``highlight(env, ui)`` (what to emphasise now; default: the hint, else the hovered
 cell when it is a legal action), ``show_hint(env, action, ui)`` (how a hint is shown; default: it
-becomes ``ui.hint``) and ``HELP`` (the game's lines for the help overlay). The functions of this
-package below apply those defaults, so the play and replay windows name no game.
+becomes ``ui.hint``), ``HELP`` or ``help_lines(env)`` (the game's lines of the help overlay:
+``("click", what a click does)``, then the game's keys), and ``SIDES`` in two-player games (the
+players' names, ``("X", "O")``). The functions of this package below apply
+those defaults, so the play and replay windows name no game.
 """
 
 from __future__ import annotations
@@ -74,8 +77,11 @@ def show_hint(env: Any, action: int, ui: Any) -> None:
 
 
 def help_lines(env: Any) -> tuple[tuple[str, str], ...]:
-    """The game's own lines of the help overlay (keys, what they do)."""
-    return tuple(getattr(module_for(env), "HELP", ()))
+    """The game's own lines of the help overlay (keys, what they do): the module's
+    ``help_lines(env)`` if it has one, else its ``HELP``."""
+    mod = module_for(env)
+    own = getattr(mod, "help_lines", None)
+    return tuple(own(env) if own is not None else getattr(mod, "HELP", ()))
 
 
 # -- frames ---------------------------------------------------------------------------------------
@@ -112,13 +118,17 @@ def draw_env(env: Any, theme: Any = None, highlight: Any = None, surface: Any = 
 
 
 def draw_status(surface: Any, text: str, theme: Any) -> None:
-    """Writes one line in the strip at the bottom of ``surface``."""
-    from mc_envs.render.theme import text_surface
+    """Writes one line in the strip at the bottom of ``surface``, in a smaller font if it would
+    not fit the width otherwise (down to 10 pixels)."""
+    from mc_envs.render.theme import font, text_surface
 
     h = theme.status_height
     w, total = surface.get_size()
     surface.fill(theme.background, (0, total - h, w, h))
-    surf = text_surface(text, max(h - 4, 10), theme.text)
+    size = max(h - 4, 10)
+    while size > 10 and font(size).size(text)[0] > w - 12:
+        size -= 1
+    surf = text_surface(text, size, theme.text)
     surface.blit(surf, (6, total - h + (h - surf.get_height()) // 2))
 
 

@@ -95,13 +95,17 @@ def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
 def status(env: Any) -> str:
     """Moves, left count, score."""
     s = env.state_view
+    over = "   game over" if len(env.legal_actions()) == 0 else ""
     return (
         f"moves {int(s[rules.MOVES])}/{env.depth}   counted left moves {int(s[rules.COUNT])}"
-        f"   score {env.score:g}"
+        f"   score {env.score:g}{over}"
     )
 
 
-HELP = (("Left / Right arrows", "go left / right"),)
+HELP = (
+    ("click", "a button: go left / right"),
+    ("Left, Right", "go left / right"),
+)
 
 
 def click(env: Any, cell: int, ui: Any) -> int | None:

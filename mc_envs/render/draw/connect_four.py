@@ -1,18 +1,23 @@
 """Connect Four drawing: 7 columns x 6 rows, player 0's stones orange, player 1's sky blue.
 
 ``highlight`` is an action (a column): the column is outlined and a ghost stone shows where a stone
-would land. ``cell_at`` gives the column under a pixel (any row of the column).
+would land. The stones of a winning four are ringed in ``theme.win``. ``cell_at`` gives the column
+under a pixel (any row of the column).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from mc_envs.games.connect_four import winning_line
+from mc_envs.render.draw._two_player import NAMES
 from mc_envs.render.draw._two_player import click as click
 from mc_envs.render.draw._two_player import status as _status
 
+SIDES = NAMES  # the players, as play's status bar names them
 ROWS, COLS = 6, 7
 
 
@@ -25,8 +30,19 @@ def board_size(env: Any, theme: Any) -> tuple[int, int]:
     return COLS * _cell(theme), ROWS * _cell(theme)
 
 
-def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> int:
-    """Draws the board; returns the number of stones."""
+def draw(
+    surface: Any,
+    env: Any,
+    theme: Any,
+    highlight: int | None = None,
+    *,
+    win: Iterable[tuple[int, int]] | None = None,
+) -> int:
+    """Draws the board; returns the number of stones.
+
+    ``win``: the cells ``(row, col)`` to ring as the winning line (None: the winning four of the
+    position, :func:`mc_envs.games.connect_four.winning_line`; ``()``: none).
+    """
     from mc_envs.render._pygame import require_pygame
 
     pygame = require_pygame()
@@ -40,6 +56,9 @@ def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> in
             v = int(board[r, c])
             color = theme.empty if v == 0 else theme.player[v - 1]
             pygame.draw.circle(surface, color, (c * size + size // 2, r * size + size // 2), radius)
+    for r, c in winning_line(env.state_view) if win is None else win:
+        centre = (c * size + size // 2, r * size + size // 2)
+        pygame.draw.circle(surface, theme.win, centre, size // 2 - 3, max(size // 16, 3))
     if highlight is not None and 0 <= int(highlight) < COLS:
         c = int(highlight)
         pygame.draw.rect(surface, theme.accent, (c * size, 0, size, h), 3)
@@ -71,3 +90,6 @@ def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
 def status(env: Any) -> str:
     """Whose turn, or the result."""
     return _status(env)
+
+
+HELP = (("click", "a column: drop a stone in it"),)

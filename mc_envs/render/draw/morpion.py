@@ -146,7 +146,10 @@ def status(env: Any) -> str:
 
 
 HELP = (
-    ("Enter / Space", "play the shown line"),
+    ("click", "a point: play its line, or show its lines"),
+    ("click", "the point again: its next line"),
+    ("click", "a dot of the shown line: play that line"),
+    ("Enter, Space", "play the shown line"),
     ("Tab", "next line through the chosen point"),
 )
 

@@ -193,6 +193,9 @@ def status(env: Any) -> str:
     return f"score {env.score:g}   moves {int(s[sg.MOVES])}   cells left {int(s[sg.LEFT])}{over}"
 
 
+HELP = (("click", "a group of 2 or more: remove it"),)
+
+
 def click(env: Any, cell: int, ui: Any) -> int | None:
     """The action of the group under the clicked cell (None, with a message, off a group)."""
     action = env.group_at(*divmod(int(cell), env.cols))

@@ -119,10 +119,16 @@ def status(env: Any) -> str:
     return f"filled {env.score:g}/{env.max_score:g}   moves {int(state[rules.MOVES])}   {tail}"
 
 
-HELP = (
-    ("1-9, A-G", "value for the selected cell"),
-    ("arrows", "move the selection"),
-)
+def help_lines(env: Any) -> tuple[tuple[str, str], ...]:
+    """The help overlay's lines: the value keys depend on the size (16 x 16: 1-9 and A-G)."""
+    values = "1-9" if env.size == 9 else f"1-9, A-{rules.SYMBOLS[env.size - 1]}"
+    return (
+        ("click", "a cell: select it"),
+        (values, "value for the selected cell"),
+        ("arrows", "move the selection"),
+    )
+
+
 _ARROWS = {"left": (0, -1), "right": (0, 1), "up": (-1, 0), "down": (1, 0)}
 
 

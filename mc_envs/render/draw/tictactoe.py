@@ -1,17 +1,22 @@
 """Tic-Tac-Toe drawing: a 3 x 3 board, X (player 0) as a cross, O (player 1) as a ring.
 
-``highlight`` is an action (a cell ``row * 3 + col``), outlined. ``cell_at`` gives that action.
+``highlight`` is an action (a cell ``row * 3 + col``), outlined. The cells of a winning three are
+tinted with the winner's colour and framed in ``theme.win``. ``cell_at`` gives that action.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from mc_envs.games.tictactoe import winning_line
+from mc_envs.render.draw._two_player import NAMES
 from mc_envs.render.draw._two_player import click as click
 from mc_envs.render.draw._two_player import status as _status
 
+SIDES = NAMES  # the players, as play's status bar names them
 ROWS = COLS = 3
 
 
@@ -24,8 +29,19 @@ def board_size(env: Any, theme: Any) -> tuple[int, int]:
     return COLS * _cell(theme), ROWS * _cell(theme)
 
 
-def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> int:
-    """Draws the board; returns the number of stones."""
+def draw(
+    surface: Any,
+    env: Any,
+    theme: Any,
+    highlight: int | None = None,
+    *,
+    win: Iterable[tuple[int, int]] | None = None,
+) -> int:
+    """Draws the board; returns the number of stones.
+
+    ``win``: the cells ``(row, col)`` to mark as the winning line (None: the winning three of the
+    position, :func:`mc_envs.games.tictactoe.winning_line`; ``()``: none).
+    """
     from mc_envs.render._pygame import require_pygame
 
     pygame = require_pygame()
@@ -34,12 +50,18 @@ def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> in
     w, h = board_size(env, theme)
     surface.fill(theme.grid, (0, 0, w, h))
     r_out = size * 3 // 10
+    marked = set(winning_line(env.state_view) if win is None else win)
     for r in range(ROWS):
         for c in range(COLS):
             x, y = c * size, r * size
-            surface.fill(theme.empty, (x + 2, y + 2, size - 4, size - 4))
-            cx, cy = x + size // 2, y + size // 2
             v = int(board[r, c])
+            if (r, c) in marked:
+                tint = _blend(theme.empty, theme.player[max(v, 1) - 1], 0.35)
+                surface.fill(tint, (x + 2, y + 2, size - 4, size - 4))
+                pygame.draw.rect(surface, theme.win, (x + 2, y + 2, size - 4, size - 4), 4)
+            else:
+                surface.fill(theme.empty, (x + 2, y + 2, size - 4, size - 4))
+            cx, cy = x + size // 2, y + size // 2
             if v == 1:
                 t = max(size // 12, 3)
                 color = theme.player[0]
@@ -55,6 +77,10 @@ def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> in
         r, c = divmod(int(highlight), COLS)
         pygame.draw.rect(surface, theme.accent, (c * size, r * size, size, size), 3)
     return int(np.count_nonzero(board))
+
+
+def _blend(a: tuple[int, ...], b: tuple[int, ...], t: float) -> tuple[int, ...]:
+    return tuple(round(x + (y - x) * t) for x, y in zip(a, b))
 
 
 def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
@@ -76,3 +102,6 @@ def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
 def status(env: Any) -> str:
     """Whose turn, or the result."""
     return _status(env)
+
+
+HELP = (("click", "an empty cell: play there"),)

@@ -92,6 +92,9 @@ def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
     return x + w // 2, y + h // 2
 
 
+HELP = (("click", "a part's row: put the next integer there"),)
+
+
 def click(env: Any, cell: int, ui: Any) -> int:
     """A click on a part's row puts the next integer there."""
     return cell
