@@ -5,7 +5,12 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.core
 
-.PHONY: demo test docs lint bench warmup clean
+.PHONY: demo test docs lint bench warmup clean dist smoke smoke-pythons
+
+# The Pythons whose fresh venvs get the built wheel in `make smoke` (found under `pyenv root`, whose
+# shims answer only for the global version, or on PATH); .ci/run stops at once if one is missing.
+SMOKE_PYTHONS ?= 3.10 3.13
+SMOKE := $(PYTHON) tests/smoke/run_smoke.py
 
 # PyTorch's index of CPU builds, and the CPU build taken when that index does not answer.
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
@@ -50,8 +55,24 @@ docs: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(SPHINX)
+	$(MAKE) --no-print-directory smoke
 	MC_ENVS_DOCS_HTML=docs/_build/html SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy \
 		$(PY) -m pytest -q --durations=20 tests
+
+# The release files: sdist and wheel in dist/ (python -m build), checked by twine.
+dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
+
+# The built wheel with its render extra from PyPI, in a fresh venv of each of SMOKE_PYTHONS (made
+# and removed in a temporary directory, numba compiling cold), run from a folder holding a user's
+# own agents.py and render/: tests/smoke/smoke_wheel.py.
+smoke: smoke-pythons dist
+	$(SMOKE) --wheel dist/mc_envs-*-py3-none-any.whl $(addprefix --python ,$(SMOKE_PYTHONS))
+
+smoke-pythons:
+	$(SMOKE) --check-pythons $(SMOKE_PYTHONS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
@@ -63,4 +84,4 @@ warmup: $(STAMP)
 	$(VENV)/bin/mc-envs warmup
 
 clean:
-	rm -rf $(VENV) build *.egg-info docs/_build docs/envs
+	rm -rf $(VENV) build dist *.egg-info docs/_build docs/envs

@@ -4,10 +4,10 @@
 importing any game, numba kernel or pygame.
 """
 
+from mc_envs._version import __version__
 from mc_envs.core import IllegalActionError, Kernel, PlanningEnv, State, strict
 from mc_envs.registry import ENVS, register_all
 
-__version__ = "0.1.0"
 __all__ = ["ENVS", "IllegalActionError", "Kernel", "PlanningEnv", "State", "__version__", "strict"]
 
 register_all()
