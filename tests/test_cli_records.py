@@ -82,6 +82,18 @@ def test_verify_by_name_or_the_docs_path_works_from_any_folder(tmp_path, arg):
     assert result.stdout.strip() == f"{arg}: certified: Morpion 5D record of 82 moves"
 
 
+def test_the_records_the_docs_name_resolve_from_any_folder(tmp_path, monkeypatch):
+    text = "\n".join((ROOT / name).read_text() for name in ("docs/guides/cli.md", "README.md"))
+    command = r"mc-envs (?:verify|replay) "
+    named = set(re.findall(rf"^{command}(\S+)", text, re.M))  # code blocks
+    named |= set(re.findall(rf"`{command}([^`\s]+)", text))  # inline code
+    named -= {"FILE", "solution.json"}  # a placeholder, and the record solve writes
+    assert {"rosin82", "rosin178", "mc_envs/data/morpion/msr_rosin82.json"} <= named
+    monkeypatch.chdir(tmp_path)
+    for arg in named:
+        assert record_file(arg).is_file(), arg
+
+
 def test_a_file_that_exists_wins_over_a_name(tmp_path, monkeypatch, capsys):
     doc = json.loads(record_file("rosin82").read_text())
     doc["moves"][40] = doc["moves"][10]  # move 41 repeats move 11
