@@ -144,7 +144,7 @@ def test_the_metadata_names_the_version_licence_pythons_and_repository(built):
     meta = built.metadata
     assert meta["Version"] == _version.__version__ == mc_envs.__version__
     assert built.wheel.name == f"mc_envs-{_version.__version__}-py3-none-any.whl"
-    assert meta["License-Expression"] == "MIT"
+    assert meta["License-Expression"] == "MIT AND BSD-2-Clause AND BSD-3-Clause"
     assert meta["Requires-Python"] == ">=3.10"
     classifiers = meta.get_all("Classifier")
     for version in PYTHONS:
