@@ -465,3 +465,136 @@ def test_the_help_overlay_shows_every_line(game: str) -> None:
         row = shown[help_line_top(i) : help_line_top(i) + HELP_LINE]
         assert np.all(row == text, axis=2).sum() > 20, f"{game}: help line {i} not drawn"
     assert not np.array_equal(hidden, shown)
+
+
+# -- the replay viewer ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def c4_replay(tmp_path):
+    """A replay of a Connect Four game that X wins with the bottom row (7 moves)."""
+    from mc_envs.records import make_record, write_record
+    from mc_envs.render.replay import load
+
+    record = make_record(
+        env_id="mc_envs/ConnectFour-v0",
+        env_kwargs={},
+        reset_seed=0,
+        actions=[0, 0, 1, 1, 2, 2, 3],
+        score=0.0,
+        agent="test",
+        params={},
+        seconds=0.0,
+        playouts=0,
+    )
+    path = tmp_path / "c4.json"
+    write_record(path, record)
+    return load(path)
+
+
+def viewer_for(replay, **kwargs):
+    from mc_envs.render.replay import ReplayViewer
+
+    return ReplayViewer(replay, **kwargs)
+
+
+def test_the_viewer_starts_playing_and_stops_at_the_end(c4_replay) -> None:
+    v = viewer_for(c4_replay)
+    assert v.playing
+    step = 1000.0 / v.speed + 1
+    assert v.process([], dt_ms=step) == 1
+    assert v.process([], dt_ms=step * 20) == len(c4_replay)
+    assert not v.playing
+    paused = viewer_for(c4_replay, playing=False)
+    assert not paused.playing and paused.process([], dt_ms=step * 3) == 0
+
+
+def test_viewer_help_esc_and_q(c4_replay) -> None:
+    v = viewer_for(c4_replay)
+    step = 1000.0 / v.speed + 1
+    v.process([key_event("F1")])
+    assert v.show_help
+    assert v.process([], dt_ms=step * 3) == 0  # the replay waits while the help is shown
+    v.process([key_event("Esc")])
+    assert not v.show_help and not v.quit
+    v.process([key_event("Esc")])  # Esc never quits, as in the play window
+    assert not v.quit
+    v.process([key_event("?")])
+    assert v.show_help
+    w, h = v.size()
+    click = pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=(w - 10, h - 5), button=1)
+    v.process([click])  # a click closes the help, and does not jump on the slider
+    assert not v.show_help and v.index == 0
+    v.process([key_event("q")])
+    assert v.quit
+
+
+def viewer_fingerprint(v) -> tuple:
+    return (v.index, v.playing, v.speed, v.show_help, v.quit, v._dragging)
+
+
+def test_every_key_of_the_viewers_help_does_something(c4_replay) -> None:
+    from mc_envs.render.replay import KEY_BAR, SLIDER_HEIGHT, VIEWER_KEYS
+
+    listed = {t for keys, _ in VIEWER_KEYS for t in tokens(keys)}
+    for token in sorted(listed):
+        v = viewer_for(c4_replay, playing=False)
+        v.goto(3)
+        w, h = v.size()
+        y = h - SLIDER_HEIGHT // 2
+        if token == "Esc":
+            v.show_help = True
+        if token == "drag":
+            v.process([pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=(w // 2, y), button=1)])
+        before = viewer_fingerprint(v)
+        if token == "click":
+            event = pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=(w - 12, y), button=1)
+        elif token == "drag":
+            event = pygame.event.Event(pygame.MOUSEMOTION, pos=(12, y), rel=(0, 0), buttons=(1,))
+        else:
+            event = key_event(token)
+        v.process([event])
+        assert viewer_fingerprint(v) != before, f"replay viewer: {token!r} does nothing"
+    # the keys under the frame are among them: "Space play/pause   Left/Right step ..."
+    shown = [item.split(" ")[0] for item in KEY_BAR.split("   ")]
+    assert {k for item in shown for k in item.split("/")} <= listed
+    assert {"Space", "F1", "q"} <= {k for item in shown for k in item.split("/")}
+
+
+def test_viewer_draws_its_keys_and_its_help(c4_replay) -> None:
+    from mc_envs.render.replay import KEYS_HEIGHT, SLIDER_HEIGHT, VIEWER_KEYS
+    from mc_envs.render.ui import HELP_LINE, help_line_top
+
+    v = viewer_for(c4_replay)
+    theme = v.theme
+    surface = pygame.Surface(v.size())
+    v.draw(surface)
+    plain = as_array(surface)
+    h = plain.shape[0]
+    bar = plain[h - SLIDER_HEIGHT - KEYS_HEIGHT : h - SLIDER_HEIGHT]
+    assert np.all(bar == theme.dim, axis=2).sum() > 50  # the key line is written
+    v.process([key_event("F1")])
+    v.draw(surface)
+    helped = as_array(surface)
+    assert help_line_top(len(VIEWER_KEYS)) + HELP_LINE <= h
+    for i in range(len(VIEWER_KEYS)):
+        row = helped[help_line_top(i) : help_line_top(i) + HELP_LINE]
+        assert np.all(row == theme.text, axis=2).sum() > 20, f"help line {i} not drawn"
+    assert not np.array_equal(plain, helped)
+
+
+def test_the_last_frame_of_a_replay_marks_the_winning_four(c4_replay) -> None:
+    from mc_envs.render.replay import frames
+    from mc_envs.render.theme import default_theme
+
+    win = default_theme().win
+    first, last = (f for f in frames(c4_replay, indices=[0, len(c4_replay)]))
+    assert not np.all(first == win, axis=2).any()
+    assert np.all(last == win, axis=2).sum() > 4 * 100
+
+
+def test_a_two_player_replay_says_once_how_the_game_ended(c4_replay) -> None:
+    n = len(c4_replay)
+    assert end_words(c4_replay.describe(0)) == 0 and end_words(c4_replay.describe(n - 1)) == 0
+    last = c4_replay.describe(n)
+    assert end_words(last) == 1 and "X wins" in last, last

@@ -6,9 +6,11 @@ A file is either an mc-envs solution record (JSON with ``"format": "mc-envs/solu
 ``i + 1`` highlighted (the move about to be played) and the score so far, so a replay of ``N`` moves
 has ``N + 1`` frames.
 
-In the window: Right / Left (or . and ,) next and previous move, Space play/pause, + and - speed,
-Home / End first and last position, a click or drag on the slider jumps to a move, q or Esc quits.
-:class:`ReplayViewer.process` handles a list of events, so the viewer is testable without a screen.
+In the window (:class:`ReplayViewer`, keys in :data:`VIEWER_KEYS`, shown by F1 or ``?``): the
+replay starts playing; Right / Left (or . and ,) next and previous move, Space play/pause, + and -
+speed, Home / End first and last position, a click or drag on the slider jumps to a move, q quits.
+Esc closes the help and never quits, as in the play window. :meth:`ReplayViewer.process` handles a
+list of events, so the viewer is testable without a screen.
 """
 
 from __future__ import annotations
@@ -23,7 +25,22 @@ from typing import Any
 from mc_envs.render._pygame import require_pygame
 
 SLIDER_HEIGHT = 28
+KEYS_HEIGHT = 20  # the line of main keys between the frame and the slider
 MIN_WIDTH = 360
+# The viewer's help overlay (F1 or ?), and the main keys always shown under the frame.
+VIEWER_KEYS: tuple[tuple[str, str], ...] = (
+    ("Space", "play / pause (from the start at the end)"),
+    ("Right, .", "next move (pauses)"),
+    ("Left, ,", "previous move (pauses)"),
+    ("Home, End", "first / last position"),
+    ("+, Up", "faster"),
+    ("-, Down", "slower"),
+    ("click, drag", "on the slider: go to a move"),
+    ("Esc", "close this help"),
+    ("F1, ?", "show or hide this help"),
+    ("q", "quit"),
+)
+KEY_BAR = "Space play/pause   Left/Right step   F1 help   q quit"
 
 
 @dataclass
@@ -37,6 +54,7 @@ class Replay:
         recorded_score: the score the file claims, if any.
         crop: the board area (pixels ``x, y, w, h``) that the whole game uses, for games whose
             drawing module has ``crop`` (Morpion), else None.
+        outcome: how a two-player game ended (``"X wins"``, ``"draw"``), else ``""``.
     """
 
     env: Any
@@ -46,6 +64,7 @@ class Replay:
     crop: tuple[int, int, int, int] | None = None
     states: list[Any] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
+    outcome: str = ""
 
     def __post_init__(self) -> None:
         from mc_envs.core import IllegalActionError, strict
@@ -64,6 +83,12 @@ class Replay:
                 ) from None
             self.states.append(env.clone_state())
             self.scores.append(float(env.score))
+        if hasattr(env, "returns") and len(env.legal_actions()) == 0:
+            from mc_envs.render.draw import module_for
+
+            r = float(env.returns()[0])
+            sides = getattr(module_for(env), "SIDES", ("player 0", "player 1"))
+            self.outcome = "draw" if r == 0 else f"{sides[0 if r > 0 else 1]} wins"
         env.restore_state(self.states[0])
 
     def __len__(self) -> int:
@@ -74,12 +99,16 @@ class Replay:
         self.env.restore_state(self.states[max(0, min(i, len(self.actions)))])
 
     def describe(self, i: int) -> str:
-        """The status line of frame ``i``."""
+        """The status line of frame ``i``: the move, the score (puzzles), the next move, and at
+        the end the recorded score, or how a two-player game ended."""
         n = len(self.actions)
-        text = f"move {i}/{n}   score {self.scores[i]:g}"
+        two_player = hasattr(self.env, "returns")
+        text = f"move {i}/{n}" + ("" if two_player else f"   score {self.scores[i]:g}")
         if i < n:
             text += f"   next: {self.move_name(self.actions[i])}"
-        elif self.recorded_score is not None:
+        elif self.outcome:
+            text += f"   {self.outcome}"
+        elif self.recorded_score is not None and not two_player:
             text += f"   (recorded {self.recorded_score:g})"
         return text
 
@@ -232,34 +261,50 @@ def export(
 
 
 class ReplayViewer:
-    """The replay window's logic: the current move, playing or paused, the speed, the slider.
+    """The replay window's logic: the current move, playing or paused, the speed, the slider, the
+    help.
+
+    A viewer starts playing from the first position (someone who opens a replay wants to watch
+    it; Space pauses) and stops at the last. The help overlay (F1 or ``?``, :data:`VIEWER_KEYS`)
+    holds the replay where it is while shown; a click or Esc closes it. Esc never quits, q does,
+    as in the play window.
 
     Args:
         replay: what to show.
         theme: the drawing theme.
         fps: moves per second while playing.
+        playing: start playing (the default) or paused.
     """
 
     SPEEDS = (0.5, 1, 2, 4, 8, 16, 32, 64)
 
-    def __init__(self, replay: Replay, theme: Any = None, fps: float = 4) -> None:
+    def __init__(
+        self, replay: Replay, theme: Any = None, fps: float = 4, *, playing: bool = True
+    ) -> None:
         from mc_envs.render.theme import default_theme
 
         self.pygame = require_pygame()
         self.replay = replay
         self.theme = theme or default_theme()
         self.index = 0
-        self.playing = False
+        self.playing = bool(playing) and len(replay) > 0
         self.speed = min(self.SPEEDS, key=lambda s: abs(s - fps))
+        self.show_help = False
         self.quit = False
         self._clock_ms = 0.0
         self._dragging = False
         self._board = frame_surface(replay, 0, self.theme)
 
     def size(self) -> tuple[int, int]:
-        """The window size: a frame and the slider under it."""
+        """The window size: a frame, the line of main keys and the slider under it (at least what
+        the help needs)."""
+        from mc_envs.render.theme import font
+        from mc_envs.render.ui import HELP_LINE, help_line_top, help_width
+
         w, h = self._board.get_size()
-        return w, h + SLIDER_HEIGHT
+        keys = 8 + font(16).size(KEY_BAR)[0] + 16 + font(16).size("playing x0.5/s")[0] + 8
+        need = help_line_top(len(VIEWER_KEYS)) + HELP_LINE
+        return max(w, keys, help_width(VIEWER_KEYS)), max(h + KEYS_HEIGHT + SLIDER_HEIGHT, need)
 
     def goto(self, i: int) -> None:
         """Shows the position after ``i`` moves (clamped)."""
@@ -283,7 +328,11 @@ class ReplayViewer:
                 self.quit = True
             elif event.type == pg.KEYDOWN:
                 key, char = event.key, getattr(event, "unicode", "")
-                if key in (pg.K_q, pg.K_ESCAPE):
+                if key == pg.K_F1 or char == "?":
+                    self.show_help = not self.show_help
+                elif key == pg.K_ESCAPE:
+                    self.show_help = False
+                elif key == pg.K_q and not getattr(event, "mod", 0) & pg.KMOD_CTRL:
                     self.quit = True
                 elif key in (pg.K_RIGHT, pg.K_PERIOD):
                     self.playing = False
@@ -305,6 +354,8 @@ class ReplayViewer:
                 elif char == "-" or key in (pg.K_MINUS, pg.K_KP_MINUS, pg.K_DOWN):
                     k = self.SPEEDS.index(self.speed)
                     self.speed = self.SPEEDS[max(k - 1, 0)]
+            elif event.type == pg.MOUSEBUTTONDOWN and event.button == 1 and self.show_help:
+                self.show_help = False
             elif (
                 event.type == pg.MOUSEBUTTONDOWN
                 and event.button == 1
@@ -317,7 +368,7 @@ class ReplayViewer:
                 self.goto(self._slider_index(event.pos[0]))
             elif event.type == pg.MOUSEBUTTONUP:
                 self._dragging = False
-        if self.playing and dt_ms:
+        if self.playing and dt_ms and not self.show_help:
             self._clock_ms += dt_ms
             step = 1000.0 / self.speed
             while self._clock_ms >= step and self.playing:
@@ -328,8 +379,9 @@ class ReplayViewer:
         return self.index
 
     def draw(self, surface: Any) -> None:
-        """Draws the current frame and the slider."""
+        """Draws the current frame, the main keys, the slider and (if shown) the help."""
         from mc_envs.render.theme import text_surface
+        from mc_envs.render.ui import draw_help
 
         pg = self.pygame
         theme = self.theme
@@ -338,13 +390,18 @@ class ReplayViewer:
         surface.blit(self._board, (0, 0))
         w, h = self.size()
         top = h - SLIDER_HEIGHT
+        row = top - KEYS_HEIGHT
+        keys = text_surface(KEY_BAR, 16, theme.dim)
+        surface.blit(keys, (8, row + (KEYS_HEIGHT - keys.get_height()) // 2))
         pg.draw.rect(surface, theme.grid, (10, top + SLIDER_HEIGHT // 2 - 2, w - 20, 4))
         n = max(len(self.replay), 1)
         x = 10 + round((w - 20) * self.index / n)
         pg.draw.circle(surface, theme.accent, (x, top + SLIDER_HEIGHT // 2), 7)
         label = f"{'playing' if self.playing else 'paused'} x{self.speed:g}/s"
         surf = text_surface(label, 16, theme.dim)
-        surface.blit(surf, (w - surf.get_width() - 8, top))
+        surface.blit(surf, (w - surf.get_width() - 8, row + (KEYS_HEIGHT - surf.get_height()) // 2))
+        if self.show_help:
+            draw_help(surface, VIEWER_KEYS, theme, "Replay: keys and mouse")
 
 
 def view(replay: Replay, fps: float = 4) -> int:
