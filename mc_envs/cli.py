@@ -33,7 +33,7 @@ from mc_envs.cli_nrpa import (
     nrpa_scheme,
     nrpa_variants,
 )
-from mc_envs.cli_records import cmd_records, cmd_replay, cmd_verify, position_text
+from mc_envs.cli_records import cmd_records, cmd_replay, cmd_verify, names_for, position_text
 from mc_envs.registry import FLAGS, GAMES, Game, find, names
 
 
@@ -58,7 +58,11 @@ def _add_flags(parser: argparse.ArgumentParser, players: int | None = None) -> N
         users = [g.name for g in GAMES if flag in g.flags and players in (None, g.players)]
         if users:
             kind = POSITIVE_INT if spec.kind == "int" else str
-            parser.add_argument(f"--{flag}", type=kind, help=f"{spec.help} ({', '.join(users)})")
+            named = ", ".join(filter(None, (names_for(game, flag) for game in users)))
+            named = f", or a shipped position's name: {named}" if named else ""
+            parser.add_argument(
+                f"--{flag}", type=kind, help=f"{spec.help} ({', '.join(users)}){named}"
+            )
 
 
 def _env_kwargs(args: argparse.Namespace, game: Game) -> dict:
@@ -389,7 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--terminal",
         action="store_true",
         help="two-player: play in the terminal, no window; q or end of input (Ctrl-D) leaves "
-        "the game (exit 0), Ctrl-C exits 130",
+        "the game (exit 0), Ctrl-C at your move exits 130",
     )
     play.add_argument(
         "--iterations", type=POSITIVE_INT, help="the opponent's iterations per move (terminal)"

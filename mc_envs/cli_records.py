@@ -201,11 +201,11 @@ def position_text(value: str, flag: str, game: str) -> str | None:
     what = f"a shipped {found.kind} of {found.game}" if found else "no shipped position"
     raise UsageError(
         f"--{flag} {value}: no such file, and {what}; {game} takes "
-        f"{_names(game, flag) or 'no shipped position'} ({LISTED_BY})"
+        f"{names_for(game, flag) or 'no shipped position'} ({LISTED_BY})"
     )
 
 
-def _names(game: str, flag: str) -> str:
+def names_for(game: str, flag: str) -> str:
     """The names a game's flag takes, as ``samegame1..samegame20``."""
     names = [s.name for s in catalogue() if s.game == game and s.flag == flag]
     return f"{names[0]}..{names[-1]}" if len(names) > 1 else "".join(names)
@@ -220,7 +220,7 @@ def cmd_records(args: argparse.Namespace) -> int:
             rows.append((s.name, s.game, s.size, s.source, s.path))
         elif (s.game, s.flag) not in seen:
             seen.add((s.game, s.flag))
-            rows.append((_names(s.game, s.flag or ""), s.game, s.size, s.source, s.path))
+            rows.append((names_for(s.game, s.flag or ""), s.game, s.size, s.source, s.path))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])

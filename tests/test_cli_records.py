@@ -218,6 +218,9 @@ def all_help_texts():
 def test_every_help_is_plain_text():
     texts = all_help_texts()
     assert {"solve", "verify", "replay", "play", "records", "arena", "warmup"} <= set(texts)
+    flat = {name: " ".join(text.split()) for name, text in texts.items()}
+    assert "shipped position's name: samegame1..samegame20" in flat["solve"]
+    assert "mc-envs records" in flat["verify"] and "render extra alone" in flat["replay"]
     for name, text in texts.items():
         assert "`" not in text, f"{name} --help has backticks:\n{text}"
         assert not re.search(r":[a-z]+:", text), f"{name} --help has a role:\n{text}"
