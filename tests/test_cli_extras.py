@@ -118,7 +118,7 @@ BOTH = 'pip install "mc-envs[render,video]"'
         ),
         (
             ["solve", "leftmove", "--workers", "2", "--backend", "ray", "--playouts", "9"],
-            "mc-envs solve: backend='ray' needs Ray: pip install 'mc-envs[distributed]'",
+            "mc-envs solve: backend='ray' needs ray: pip install \"mc-envs[distributed]\"",
         ),
     ],
 )

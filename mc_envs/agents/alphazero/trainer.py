@@ -9,6 +9,7 @@ import numpy as np
 from mc_envs.agents.alphazero.checkpoint import Training, load_training, restore_rng
 from mc_envs.agents.alphazero.model import Model
 from mc_envs.agents.alphazero.net import forward, is_weight
+from mc_envs.extras import require
 
 LOSS_ROWS = 8192
 
@@ -44,14 +45,9 @@ class Trainer:
         window: int | None = None,
         symmetries: list[tuple[np.ndarray, np.ndarray]] = (),
     ):
-        try:
-            import jax
-            import jax.numpy as jnp
-            import optax
-        except ImportError:
-            raise ImportError(
-                'training needs JAX and optax: pip install "mc-envs[alphazero]"'
-            ) from None
+        jax = require("jax", "alphazero", "training")
+        jnp = require("jax.numpy", "alphazero", "training")
+        optax = require("optax", "alphazero", "training")
         self.jax, self.model = jax, model
         self.params = {k: jnp.asarray(v) for k, v in model.params.items()}
         self.opt = optax.adam(lr)

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from mc_envs.agents.base import NEG_INF, Progress, SearchResult
 from mc_envs.agents.compile_ahead import allowed as stand_in_allowed
 from mc_envs.agents.compile_ahead import enable as compile_ahead_enable
+from mc_envs.extras import require
 
 BACKENDS = ("local", "ray")
 REPORT_EVERY = 0.5
@@ -248,10 +249,7 @@ class ProcessPool:
 
 def _ray(address: str | None) -> Any:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no phoning home from clusters
-    try:
-        import ray
-    except ImportError:
-        raise ImportError("backend='ray' needs Ray: pip install 'mc-envs[distributed]'") from None
+    ray = require("ray", "distributed", "backend='ray'")
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True)
     return ray
