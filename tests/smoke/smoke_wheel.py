@@ -135,6 +135,18 @@ def check_the_command_line_solves_and_verifies() -> None:
 
     assert json.loads(out.read_text())["mc_envs_version"] == mc_envs.__version__
     assert version("mc-envs") == mc_envs.__version__
+    # A shipped record by name, from a folder that holds no copy of it.
+    records = subprocess.run(
+        [str(scripts / "mc-envs"), "records"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd=HERE,
+    )
+    assert records.returncode == 0 and "rosin82" in records.stdout, records.stdout + records.stderr
+    shipped = [str(scripts / "mc-envs"), "verify", "rosin82"]
+    done = subprocess.run(shipped, capture_output=True, text=True, timeout=TIMEOUT, cwd=HERE)
+    assert done.returncode == 0 and "certified" in done.stdout, done.stdout + done.stderr
 
 
 def check_a_vector_env_steps() -> None:
