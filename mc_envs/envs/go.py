@@ -75,7 +75,8 @@ class GoEnv(TwoPlayerEnv):
     Terminated after two passes in a row or at the move numbered ``max_moves`` (passes
     included), both scored. The move limit ends the game (terminated, not truncated, as pgx and
     OpenSpiel do): a game that reached it is over, with a winner, and ``legal_actions()`` is
-    empty. ``env.unwrapped.returns()`` gives ``[Black, White]``; :meth:`area` the scores.
+    empty. For a Gymnasium time limit (truncated, unscored), give ``gym.make`` a
+    ``max_episode_steps`` below it. ``env.unwrapped.returns()`` gives ``[Black, White]``; :meth:`area` the scores.
 
     ## Arguments
     - ``size``: the board's side, 5..19 (default 9).
