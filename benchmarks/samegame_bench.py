@@ -252,7 +252,11 @@ def main() -> None:
     parser.add_argument("--positions", type=int, nargs="+", default=list(range(1, 21)))
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "samegame.json"))
     args = parser.parse_args()
-    results: dict = {"machine": {"cpus": os.cpu_count(), "load_average": os.getloadavg()}}
+    results: dict = {
+        "command": " ".join(["samegame_bench.py", *sys.argv[1:]]),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "machine": {"cpus": os.cpu_count(), "load_average_at_start": os.getloadavg()},
+    }
     if "playouts" in args.parts:
         results["playouts"] = bench_playouts(args.playouts, args.reps, compiled_reference())
     if "nmcs" in args.parts:
@@ -263,6 +267,7 @@ def main() -> None:
         results["quality"] = bench_quality(args.quality_levels, args.seeds, args.positions)
     if "startup" in args.parts:
         results["startup"] = bench_startup()
+    results["machine"]["load_average_at_end"] = os.getloadavg()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))

@@ -5,6 +5,7 @@
 this module builds it into a temporary folder.
 """
 
+import html
 import json
 import os
 import re
@@ -279,3 +280,117 @@ def test_the_moved_examples_keep_their_budgets():
     text = "".join((DOCS / "guides" / name).read_text() for name in ("rl.md", "planning.md"))
     for long in SHORTER:
         assert long in text
+
+
+# -- the results page ------------------------------------------------------------------------------
+
+RESULTS = DOCS / "results.md"
+REPORTS = ROOT / "benchmarks" / "results"
+
+
+def _report(name):
+    return json.loads((REPORTS / name).read_text())
+
+
+def _figures_from_the_reports():
+    """Figures of the results page, computed from the reports they come from."""
+    figures = []
+    bench = _report("samegame_bench.json")
+    for policy in ("random", "tabu"):
+        row = bench["playouts"][policy]
+        figures += [f"{row['ours_per_s']:,.0f}", f"{row['cpp_per_s']:,.0f}", f"{row['ratio']:.2f}"]
+    level2 = bench["nmcs"]["2"]
+    figures += [f"{level2['ours_seconds']:.1f} s", f"{level2['cpp_seconds']:.1f} s"]
+    vector = _report("vector_bench_full.json")
+    by = {(m["impl"], m["id"], m["n"]): m.get("steps_per_s") for m in vector["measurements"]}
+    for game in ("ConnectFour", "TicTacToe"):
+        ours, sync, pgx = (
+            by[(impl, f"mc_envs/{game}-v0", 1024)] for impl in ("ours", "sync", "pgx")
+        )
+        figures += [f"{ours / 1e6:.1f}M", f"{ours / sync:.0f}", f"{ours / pgx:.1f}"]
+    for name in (
+        "samegame_spread_race_heats2_600s.json",
+        "samegame_spread_race_stab2_rep20_300s.json",
+    ):
+        spread = _report(name)
+        figures += [f"{total:,.0f}" for total in spread["totals"]]
+        figures += [f"{spread['mean_total']:,.0f}, {spread['range_total']:,.0f}"]
+    ablation = _report("nrpa_ablation_60s/summary.json")["configs"]
+    figures += [f"{config['total']:,.0f}" for config in ablation.values()]
+    for name in ("alphazero_arena_lr.json",):
+        for games in _report(name)["matches"].values():
+            score = sum(1.0 if g > 0 else 0.5 if g == 0 else 0.0 for g in games) / len(games)
+            figures.append(f"{score:.3f}")
+    value = _report("connect4_value_moves_lr.json")["summary"]["puct200_model"]["informative"]
+    figures.append(f"{value['share']:.3f}")
+    for case in _report("cold_start.json")["cases"].values():
+        call = case["calls"][0]
+        figures.append(f"{call['seconds']:.2f} s, {call['playouts']:,}, {call['score']:,.0f}")
+    for name in sorted(REPORTS.glob("cluster_bench_l3_*.json")):
+        rates = {
+            (m["scheme"], m["workers"]): m["playouts_per_s"] for m in _report(name.name)["measured"]
+        }
+        figures.append(f"{rates[('distributed_l3', 2)] / rates[('distributed_l3', 1)]:.2f}")
+    selfplay = _report("selfplay_bench.json")
+    figures += [
+        f"{selfplay['together']['positions_per_s']:,.0f}",
+        f"{selfplay['together']['ratio']:.1f}x",
+    ]
+    return figures
+
+
+def test_the_results_page_has_the_figures_of_its_reports():
+    page = RESULTS.read_text()
+    figures = _figures_from_the_reports()
+    assert len(figures) >= 40
+    missing = [f for f in figures if f not in page]
+    assert missing == [], f"figures of benchmarks/results/ that docs/results.md lacks: {missing}"
+
+
+def _tables(text):
+    """(caption, header cells, body rows) of each Markdown table; the caption is the paragraph
+    just above the table, or above the tables right before it."""
+    blocks = re.split(r"\n\s*\n", text)
+    caption = ""
+    for before, block in zip(["", *blocks], blocks):
+        lines = block.strip().splitlines()
+        if lines and lines[0].startswith("|"):
+            caption = caption if before.lstrip().startswith("|") else before
+            cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+            yield caption, [c.lower() for c in cells[0]], cells[2:]
+
+
+def test_the_results_page_is_tables_with_their_commands():
+    text = RESULTS.read_text()
+    assert not re.search(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b", text), "a commit"
+    assert "../" not in text and "/work/" not in text and "/tmp/" not in text
+    tables = list(_tables(text))
+    assert len(tables) >= 20
+    for caption, header, rows in tables:
+        has_command = "command" in header or re.search(r"`(python|bash|mc-envs|pytest)\s", caption)
+        assert has_command, f"a table without its command: {header}"
+        if "command" in header:
+            column = header.index("command")
+            assert all(row[column] for row in rows), f"a row without a command: {header}"
+    sections = re.split(r"^## ", text, flags=re.M)[1:]
+    assert all("|---" in section for section in sections), "a section without a table"
+
+
+# -- code fits the page ----------------------------------------------------------------------------
+
+CODE_WIDTH = 88  # furo's content column shows about this many characters of code
+
+
+def _wide_code_lines(site):
+    """(page, line) for every line of a code block of the built site over CODE_WIDTH."""
+    for page in sorted(site.rglob("*.html")):
+        for block in re.findall(r"<pre[^>]*>(.*?)</pre>", page.read_text(), re.S):
+            for line in html.unescape(re.sub(r"<[^>]+>", "", block)).splitlines():
+                if len(line) > CODE_WIDTH:
+                    yield page.relative_to(site).as_posix(), line
+
+
+@pytest.mark.timeout(240)  # builds the whole site when make test has not
+def test_code_blocks_fit_the_page(site):
+    wide = sorted({page for page, _ in _wide_code_lines(site)})
+    assert wide == [], f"code lines over {CODE_WIDTH} characters on {wide}"
