@@ -48,7 +48,7 @@ from mc_envs.games.go_layout import (
     lowest_bit,
     observe,
     popcount,
-    seen,
+    seen_in,
 )
 from mc_envs.games.go_layout import check_config as check_config
 from mc_envs.games.go_layout import new_state as new_state
@@ -172,23 +172,20 @@ def suicide(state: np.ndarray, pt: int) -> bool:
     return _outcome(state, pt, head, head + 3 * p) == SUICIDE
 
 
-@njit(cache=True, nogil=True)
-def is_legal_point(state: np.ndarray, pt: int) -> bool:
-    """Whether the player to move may play on point ``pt`` (empty): no suicide, no superko."""
-    s = state[STRIDE]
-    p, w, head, captured, ring, table = _sections(state)
-    libs = head + 3 * p
-    c = state[PLAYER]
-    opp = 2 - c
+@njit(cache=True, nogil=True, inline="always")
+def _legal_at(state, pt, head, libs, captured, w, table):
+    # is_legal_point with the sections given
     outcome = _outcome(state, pt, head, libs)
     if outcome == SUICIDE:
         return False
-    takes = outcome == TAKES
+    c = state[PLAYER]
     if not (state[captured + c * w + (pt >> 6)] >> (pt & 63)) & 1:
         return True  # no stone of this colour was ever captured here: no earlier position
     h = state[HASH] ^ KEYS[c, pt]
-    if takes:
-        nxt = head + p
+    if outcome == TAKES:
+        s = state[STRIDE]
+        nxt = head + s * s
+        opp = 2 - c
         done0 = done1 = done2 = -1
         for q in (pt - s, pt - 1, pt + 1, pt + s):
             if state[BOARD + q] != opp:
@@ -203,11 +200,18 @@ def is_legal_point(state: np.ndarray, pt: int) -> bool:
                 x = state[nxt + x]
                 if x == r:
                     break
-    return not seen(state, h)
+    return not seen_in(state, table, h)
+
+
+@njit(cache=True, nogil=True)
+def is_legal_point(state: np.ndarray, pt: int) -> bool:
+    """Whether the player to move may play on point ``pt`` (empty): no suicide, no superko."""
+    p, w, head, captured, ring, table = _sections(state)
+    return _legal_at(state, pt, head, head + 3 * p, captured, w, table)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _legal_word(state, i, slot, w, mine_captured):
+def _legal_word(state, i, slot, w, mine_captured, head, libs, captured, table):
     # The legal points of word i (bits p of i * 64 .. i * 64 + 63) for the player to move: an
     # empty point with an empty neighbour where no stone of the mover's colour was ever captured
     # is legal at once; the other empty points are tested one by one.
@@ -223,7 +227,7 @@ def _legal_word(state, i, slot, w, mine_captured):
     hard = e & ~easy
     while hard:
         b = lowest_bit(hard)
-        if is_legal_point(state, i * 64 + b):
+        if _legal_at(state, i * 64 + b, head, libs, captured, w, table):
             easy |= np.int64(1) << b
         hard &= hard - 1
     return easy
@@ -238,7 +242,7 @@ def legal_words(state: np.ndarray, out: np.ndarray) -> int:
     mine_captured = captured + state[PLAYER] * w
     count = 0
     for i in range(w):
-        word = _legal_word(state, i, slot, w, mine_captured)
+        word = _legal_word(state, i, slot, w, mine_captured, head, head + 3 * p, captured, table)
         out[i] = word
         count += popcount(word)
     return count
@@ -256,7 +260,7 @@ def legal(state: np.ndarray, ws: np.ndarray, out: np.ndarray) -> int:
     mine_captured = captured + state[PLAYER] * w
     k = 0
     for i in range(w):
-        word = _legal_word(state, i, slot, w, mine_captured)
+        word = _legal_word(state, i, slot, w, mine_captured, head, head + 3 * p, captured, table)
         while word:
             out[k] = ACTION_OF[n, i * 64 + lowest_bit(word)]
             k += 1

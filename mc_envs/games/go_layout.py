@@ -180,10 +180,9 @@ def _table_key(h):
     return h if h != 0 else np.int64(1)
 
 
-@njit(cache=True, nogil=True)
-def seen(state: np.ndarray, h: int) -> bool:
-    """Whether the position of hash ``h`` occurred in the game so far."""
-    p, w, head, captured, ring, table = _sections(state)
+@njit(cache=True, nogil=True, inline="always")
+def seen_in(state, table, h):
+    # seen() with the table's start given (the table runs to the end of the state)
     t = state.shape[0] - table
     key = _table_key(h)
     i = key & (t - 1)
@@ -195,6 +194,13 @@ def seen(state: np.ndarray, h: int) -> bool:
             return False
         i = (i + 1) & (t - 1)
     return False
+
+
+@njit(cache=True, nogil=True)
+def seen(state: np.ndarray, h: int) -> bool:
+    """Whether the position of hash ``h`` occurred in the game so far."""
+    p, w, head, captured, ring, table = _sections(state)
+    return seen_in(state, table, h)
 
 
 @njit(cache=True, nogil=True)
