@@ -29,7 +29,7 @@ CASES = [(env_id, {}) for env_id in sorted(mc_envs.ENVS)] + [
     ("mc_envs/ConnectFour-v0", {"opponent": "random", "agent_player": 1}),
 ]
 IDS = [f"{env_id.split('/')[1]}{kwargs or ''}" for env_id, kwargs in CASES]
-TWO_PLAYER = ("mc_envs/TicTacToe-v0", "mc_envs/ConnectFour-v0")
+TWO_PLAYER = ("mc_envs/TicTacToe-v0", "mc_envs/ConnectFour-v0", "mc_envs/Go-v0")
 
 
 def _expected_penalty(env_id: str) -> float:
