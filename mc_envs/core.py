@@ -9,6 +9,9 @@ works with every agent (the generic path). ``action_to_string(action)`` names a 
 own notation for people (replay, play, error messages). Built-in envs also carry a :class:`Kernel` of compiled
 rules, which agents use for their compiled search (the fast path).
 
+``info["action_mask"]`` is ``action_masks()`` except where the game is over: there it is all True,
+so that a loop sampling from it never meets an empty mask (see :class:`PlanningEnv`).
+
 Illegal actions follow the env's ``illegal_action`` policy (see :class:`PlanningEnv`): by default an
 illegal action ends the episode with a penalty, as RL libraries expect; ``"raise"`` is the strict
 mode that planners, ``mc-envs verify``, play and replay use (:func:`strict`).
@@ -105,6 +108,18 @@ class PlanningEnv(gym.Env):
     given and there are at least as many workers (empty: every worker uses ``default_policy``), and
     ``nrpa_race`` the policies a race (``parallel="race"``, :mod:`mc_envs.agents.parallel.race`) tries when given none
     (empty: the game has nothing to race).
+
+    Action masks. :meth:`action_masks` is True exactly at :meth:`legal_actions` (sb3-contrib's
+    MaskablePPO convention), so all False once the game is over. ``info["action_mask"]`` (of
+    ``reset`` and ``step``) is the same mask, except in a state where the game is over (the step
+    that ends a game, and anything after it), where it is all True, as pgx's
+    ``legal_action_mask`` at a terminal state: no move is legal, and the next step of a vector env
+    (Gymnasium's NEXT_STEP autoreset, ``gym.make_vec`` in every mode) resets the episode and
+    ignores its action, so any action is a valid answer. A loop that samples from the mask
+    (``rng.choice(np.flatnonzero(mask))``, masked logits) never meets an empty mask, in the single
+    env, SyncVectorEnv and the compiled vector env alike. An episode ended by an illegal action or
+    a time limit keeps the legal moves' mask (the game is not over). Tell the end of a game from
+    ``terminated`` or ``legal_actions()``, not from the info mask.
 
     Illegal actions. An action of the action space that is not legal in the current state (or any
     action once the game is over) is handled by the policy ``illegal_action``, given to every
@@ -365,9 +380,16 @@ class PlanningEnv(gym.Env):
         """The reward of the move just played: the score it gained (puzzles)."""
         return self.score - score_before
 
+    def _info_mask(self) -> np.ndarray:
+        """``info["action_mask"]``: :meth:`action_masks`, or all True once the game is over (see
+        the class docstring)."""
+        if len(self.legal_actions()) == 0:
+            return np.ones(self.action_space.n, dtype=bool)
+        return self.action_masks()
+
     def _info(self) -> dict:
         return {
-            "action_mask": self.action_masks(),
+            "action_mask": self._info_mask(),
             "current_player": self.current_player,
             "score": self.score,
         }

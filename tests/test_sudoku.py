@@ -129,7 +129,8 @@ def test_dead_end_ends_the_game() -> None:
     assert _domain(env._state, 0, 7) == {8, 9} and _domain(env._state, 0, 8) == {9}
     _, reward, terminated, truncated, info = env.step(7 * 9 + 8)
     assert reward == 1.0 and terminated and not truncated
-    assert env.legal_actions().size == 0 and not info["action_mask"].any()
+    assert env.legal_actions().size == 0 and not env.action_masks().any()
+    assert info["action_mask"].all()  # the game is over: every action marked (PlanningEnv)
     assert env.score == 9.0 and not env.solved
     with pytest.raises(IllegalActionError, match="game is over"):
         env.step(8 * 9 + 8)

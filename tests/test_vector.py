@@ -73,7 +73,7 @@ def run_side_by_side(env_id: str, kwargs: dict, *, n: int = 5, steps: int = 200,
     strict = kwargs.get("illegal_action") == "raise"
     ends = illegal = 0
     for t in range(steps):
-        masks = i1["action_mask"]
+        masks = np.stack(sync.call("action_masks"))  # exact: all False where a game is over
         assert np.array_equal(masks, ours.action_masks())
         acts = np.array([pick(m, rng, size, strict) for m in masks])
         out1, out2 = sync.step(acts), ours.step(acts)
@@ -200,13 +200,13 @@ def test_reset_seeds_options_and_mask_as_sync() -> None:
 
 
 def random_steps(env: PlanningVectorEnv, rng: np.random.Generator, steps: int) -> list:
-    """Steps with random legal actions; returns every output."""
+    """Steps with random legal actions; returns every output and the env's own masks."""
     out = []
     for _ in range(steps):
         m = env.action_masks()
         acts = (rng.random(m.shape) * m).argmax(1)
         obs, r, term, trunc, info = env.step(acts)
-        out.append((acts, obs, r, term, info["action_mask"]))
+        out.append((acts, obs, r, term, info["action_mask"], env.action_masks()))
     return out
 
 
@@ -229,16 +229,16 @@ def test_clone_restore_replays_every_step_exactly(env_id: str, kwargs: dict) -> 
     most = env.action_masks().sum(1).max()
     first = random_steps(env, np.random.default_rng(2), 40)
     if "Morpion" in env_id:  # the legal lists grew past their widest row at the snapshot
-        assert max(masks.sum(1).max() for *_, masks in first) > most
+        assert max(legal.sum(1).max() for *_, legal in first) > most
     env.restore_state(snap)
     assert env.clone_state() == snap
     live = ~snap.autoreset if "opponent" in kwargs else np.ones(16, bool)
-    for acts, obs, r, term, masks in first:
+    for acts, obs, r, term, masks, legal in first:
         o, r2, t2, _, info = env.step(acts)
         assert np.array_equal(o[live], obs[live]) and np.array_equal(r[live], r2[live])
         assert np.array_equal(t2[live], term[live])
         assert np.array_equal(info["action_mask"][live], masks[live])
-        assert np.array_equal(env.action_masks()[live], masks[live])  # the env's own masks too
+        assert np.array_equal(env.action_masks()[live], legal[live])  # the env's own masks too
         if "opponent" in kwargs:
             live &= ~term
     assert live.sum() < 16 or "opponent" not in kwargs  # some episodes ended within the replay

@@ -80,7 +80,7 @@ class TwoPlayerEnv(PlanningEnv):
         self.rules.check_state(data, self._config)
 
     def _info(self) -> dict:
-        return {"action_mask": self.action_masks(), "current_player": self.current_player}
+        return {"action_mask": self._info_mask(), "current_player": self.current_player}
 
     @property
     def current_player(self) -> int:

@@ -9,7 +9,8 @@ sub-envs, L the state length, A the actions, W the workspace length::
     states     [N, L]      the sub-envs' flat state arrays (the game's dtype)
     ws         [N, W]      each sub-env's kernel workspace
     legal      [N, A]      int64, the legal actions of each state, n_legal[N] of them
-    masks      [N, A]      bool, True exactly at the legal actions
+    masks      [N, A]      bool, True exactly at the legal actions; all True once the game is over
+                           (``info["action_mask"]``'s convention, :class:`mc_envs.PlanningEnv`)
     obs        [N, ...]    the observations (the observation space's shape and dtype)
     rewards    [N]         float64
     terminated [N]         bool
@@ -69,9 +70,13 @@ SCATTER_FROM = 512  # actions from which a returned mask row is written from the
 
 @njit(cache=True, nogil=True, inline="always")
 def _unmark(i, legal, n_legal, masks):
-    # masks[i] is True exactly at legal[i, :n_legal[i]]: clearing those keeps a row of Morpion's
-    # 20,480 actions from being cleared whole at every step. Called before anything writes legal[i].
-    for j in range(n_legal[i]):
+    # masks[i] is True exactly at legal[i, :n_legal[i]] (all True when there are none): clearing
+    # those keeps a row of Morpion's 20,480 actions from being cleared whole at every step.
+    # Called before anything writes legal[i].
+    n = n_legal[i]
+    if n == 0:
+        masks[i, :] = False
+    for j in range(n):
         masks[i, legal[i, j]] = False
 
 
@@ -81,6 +86,8 @@ def _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores):  # pra
     n = k_legal(s, ws[i], legal[i])
     n_legal[i] = n
     mask = masks[i]
+    if n == 0:  # the game is over: every action marked, as the single env's info["action_mask"]
+        mask[:] = True
     for j in range(n):
         mask[legal[i, j]] = True
     k_observe(s, obs[i])
@@ -124,7 +131,7 @@ def _copy_range(lo, hi, b, out):  # pragma: no cover
     if a >= SCATTER_FROM:  # wide sparse rows: cleared, then set at the legal actions
         legal, n_legal = b[LEGAL], b[N_LEGAL]
         for i in range(lo, hi):
-            out_masks[i, :] = False
+            out_masks[i, :] = n_legal[i] == 0
             for j in range(n_legal[i]):
                 out_masks[i, legal[i, j]] = True
     else:  # the chunk's rows are contiguous: copied as one run of bytes
@@ -155,7 +162,7 @@ def _step_range(lo, hi, actions, b, c):  # pragma: no cover
             _reset_one(i, b, c)
             continue
         action = actions[i]
-        if not masks[i, action]:  # the state, its observation and mask stay as they are
+        if n_legal[i] == 0 or not masks[i, action]:  # the state, observation and mask stay
             rewards[i] = illegal_reward if n_legal[i] > 0 else 0.0
             terminated[i] = True
             illegal[i] = True

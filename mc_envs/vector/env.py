@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium.utils import seeding
@@ -12,6 +12,7 @@ from gymnasium.vector.utils import batch_space
 
 from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
 from mc_envs.state import frozen_copy
+from mc_envs.vector.args import opponent_kind, reset_mask, step_limit, unbound
 from mc_envs.vector.compiled import (
     AUTORESET,
     DERIVED,
@@ -19,7 +20,6 @@ from mc_envs.vector.compiled import (
     LEGAL,
     MASKS,
     N_LEGAL,
-    NO_OPPONENT,
     OBS,
     OPP_RNG,
     PLAYERS,
@@ -70,11 +70,17 @@ class PlanningVectorEnv(VectorEnv):
             available): a process forked after a parallel step must not step one in the child
             (GNU OpenMP is not fork-safe); start children with spawn or forkserver, as the
             agents' pools do, or use ``threads=1`` there.
+        max_episode_steps: as ``gym.make``'s (``gym.make_vec`` passes it here): an episode is
+            truncated at that many steps, exactly as a TimeLimit on each sub-env of
+            ``vectorization_mode="sync"``; None or -1 for no limit. The step counts are the
+            episodes', as TimeLimit's: a snapshot does not hold them (:meth:`restore_state`
+            leaves them as they are).
         **kwargs: the single env's keyword arguments.
 
     Raises:
         ValueError: a kwarg that cannot run compiled (naming it), or any error of the single env's
             constructor for its kwargs.
+        TypeError: ``max_episode_steps`` is not an integer.
     """
 
     def __init__(
@@ -84,12 +90,14 @@ class PlanningVectorEnv(VectorEnv):
         *,
         copy: bool = True,
         threads: int | None = None,
+        max_episode_steps: int | None = None,
         **kwargs: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise ValueError(f"threads must be None or a positive integer, got {threads!r}")
+        self.max_episode_steps = step_limit(max_episode_steps)
         self.proto = proto = env_class(**kwargs)  # checks the kwargs; draws starts and reasons
         self.num_envs = n = int(num_envs)
         self.copy = copy
@@ -100,9 +108,9 @@ class PlanningVectorEnv(VectorEnv):
         self.metadata = {**proto.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
         self.single_observation_space = proto.observation_space
         self.observation_space = batch_space(proto.observation_space, n)
-        self.single_action_space = _unbound(proto.action_space)
+        self.single_action_space = unbound(proto.action_space)
         self.action_space = batch_space(self.single_action_space, n)
-        self._opponent = _opponent_kind(proto)
+        self._opponent = opponent_kind(proto)
         self._agent_player = int(getattr(proto, "agent_player", 0))
         kernel = proto.kernel
         self._run = Runner(kernel, n, threads)
@@ -133,6 +141,7 @@ class PlanningVectorEnv(VectorEnv):
         self._all = np.ones(n, np.bool_)
         self._all.flags.writeable = False
         self._truncated = np.zeros(n, np.bool_)
+        self._elapsed = np.zeros(n, np.int64)  # steps in the episode, for max_episode_steps
         self._seeds: list[int | None] = [None] * n
         self._rngs: list[np.random.Generator | None] = [None] * n
         self._reset_called = False
@@ -167,6 +176,23 @@ class PlanningVectorEnv(VectorEnv):
         return self._run.parallel
 
     # -- random starts ------------------------------------------------------------------------------
+
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:
+        """Each sub-env's seed, as SyncVectorEnv's: ``(seed, seed + 1, ...)`` after
+        ``reset(seed=seed)``, the seeds of a list as given (a ``None`` keeps that sub-env's), and
+        for a generator never seeded the random entropy it was made from (drawn now, as
+        ``Env.np_random_seed``)."""
+        return tuple(self._seed_of(i) for i in range(self.num_envs))
+
+    @property
+    def np_random(self) -> tuple[np.random.Generator, ...]:
+        """Each sub-env's ``np_random`` (what draws its random starts and opponent seeds)."""
+        return tuple(self._rng(i) for i in range(self.num_envs))
+
+    def _seed_of(self, i: int) -> int:
+        self._rng(i)
+        return cast(int, self._seeds[i])  # set by _rng
 
     def _rng(self, i: int) -> np.random.Generator:
         if self._rngs[i] is None:
@@ -207,7 +233,7 @@ class PlanningVectorEnv(VectorEnv):
         options = dict(options) if options else None
         where = self._all
         if options is not None and "reset_mask" in options:
-            where = _reset_mask(options.pop("reset_mask"), n)
+            where = reset_mask(options.pop("reset_mask"), n)
             options = options or None
         spent = (
             self._buffers[SEED_NEXT] >= SEED_BLOCK
@@ -222,6 +248,8 @@ class PlanningVectorEnv(VectorEnv):
         if self._opponent == RANDOM_OPPONENT:
             self._draw_seeds(where & spent)
         self._call("reset", np.array(where), template=template)
+        self._elapsed[where] = 0
+        self._truncated[where] = False
         self._reset_called = True
         b = self._buffers
         if not self.copy:
@@ -252,13 +280,26 @@ class PlanningVectorEnv(VectorEnv):
             obs, masks = _free(self._pool_obs, b[OBS]), _free(self._pool_masks, b[MASKS])
         else:
             obs, masks = b[OBS], b[MASKS]
+        limit = self.max_episode_steps
+        resetting = autoreset.copy() if limit is not None else autoreset
         self._run("step", acts, b, self._config(self._use_template), (masks, obs, bool(self.copy)))
+        if limit is not None:
+            self._count_steps(resetting, limit)
         if self._opponent == RANDOM_OPPONENT:
             spent = b[SEED_NEXT] >= SEED_BLOCK
             if spent.any():
                 self._draw_seeds(spent)
         info = self._info(masks, acts if b[ILLEGAL].any() else None)
         return obs, b[REWARDS].copy(), b[TERMINATED].copy(), self._truncated.copy(), info
+
+    def _count_steps(self, resetting: np.ndarray, limit: int) -> None:
+        """``max_episode_steps`` as Gymnasium's TimeLimit on each sub-env: truncated once an
+        episode has taken ``limit`` steps (terminated or not), which autoresets it next step."""
+        elapsed, truncated = self._elapsed, self._truncated
+        elapsed += 1
+        elapsed[resetting] = 0  # this step reset them: a new episode, no step taken yet
+        np.greater_equal(elapsed, limit, out=truncated)
+        np.logical_or(self._buffers[AUTORESET], truncated, out=self._buffers[AUTORESET])
 
     def _checked(self, actions: Any, autoreset: np.ndarray) -> np.ndarray:
         n, size = self.num_envs, int(self.single_action_space.n)
@@ -270,7 +311,9 @@ class PlanningVectorEnv(VectorEnv):
             )
         if acts.dtype.kind in "iu" and acts.min() >= 0 and acts.max() < size:
             return np.ascontiguousarray(acts, dtype=np.int64)  # the usual case: all in range
-        if acts.dtype.kind == "f":
+        if acts.dtype.kind == "b":  # as the single env and SyncVectorEnv: False is 0, True is 1
+            acts = acts.astype(np.int64)
+        elif acts.dtype.kind == "f":
             whole = np.isfinite(acts) & (acts == np.round(acts))
             if not whole.all():
                 i = int(np.flatnonzero(~whole)[0])
@@ -288,8 +331,8 @@ class PlanningVectorEnv(VectorEnv):
         return np.ascontiguousarray(np.clip(acts, 0, size - 1), dtype=np.int64)
 
     def _raise_illegal(self, acts: np.ndarray, autoreset: np.ndarray) -> None:
-        masks = self._buffers[MASKS]
-        bad = ~masks[np.arange(self.num_envs), acts] & ~autoreset
+        b = self._buffers
+        bad = (~b[MASKS][np.arange(self.num_envs), acts] | (b[N_LEGAL] == 0)) & ~autoreset
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             a = int(acts[i])
@@ -324,8 +367,13 @@ class PlanningVectorEnv(VectorEnv):
     # -- planning in batch ------------------------------------------------------------------------
 
     def action_masks(self) -> np.ndarray:
-        """``[N, A]`` bool: True exactly at each sub-env's legal actions (a copy)."""
-        return self._buffers[MASKS].copy()
+        """``[N, A]`` bool: True exactly at each sub-env's legal actions, all False where the
+        game is over (a copy; as the single env's ``action_masks()``, where ``info["action_mask"]``
+        marks every action, see :class:`mc_envs.PlanningEnv`)."""
+        b = self._buffers
+        masks = b[MASKS].copy()
+        masks[b[N_LEGAL] == 0] = False
+        return masks
 
     def players(self) -> np.ndarray:
         """``[N]`` int: the player to move in each sub-env (a copy; as ``info["current_player"]``)."""
@@ -409,34 +457,6 @@ class PlanningVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         """Closes the prototype env (its window, if one was opened)."""
         self.proto.close()
-
-
-def _unbound(space: Any) -> Any:
-    import copy
-
-    return copy.deepcopy(space)  # a LegalDiscrete forgets its env: samples like a Discrete
-
-
-def _opponent_kind(proto: PlanningEnv) -> int:
-    spec = getattr(proto, "opponent_spec", None)
-    if spec is None:
-        return NO_OPPONENT
-    if isinstance(spec, str) and spec.lower() == "random":
-        return RANDOM_OPPONENT
-    raise ValueError(
-        f"opponent={spec!r} cannot run in the compiled vector env (the compiled opponent is "
-        f"'random'); use gym.make_vec(..., vectorization_mode='sync') for it"
-    )
-
-
-def _reset_mask(mask: Any, n: int) -> np.ndarray:
-    if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (n,):
-        raise ValueError(
-            f"options['reset_mask'] must be a bool array of shape ({n},), got {mask!r}"
-        )
-    if not mask.any():
-        raise ValueError("options['reset_mask'] must select at least one sub-env")
-    return mask
 
 
 POOL = 4

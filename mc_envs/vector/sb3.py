@@ -37,7 +37,7 @@ from mc_envs.vector.env import PlanningVectorEnv  # noqa: E402
 # env owns the states, so they cannot run on one sub-env (SB3VecEnv.step and reset step them all).
 STATE_CHANGING = frozenset({"step", "reset", "restore_state", "_set_state"})
 # Attributes of the single env that are not per sub-env but of the env object itself.
-NOT_PER_SUB_ENV = frozenset({"unwrapped", "np_random_seed"})
+NOT_PER_SUB_ENV = frozenset({"unwrapped"})
 
 
 class SB3VecEnv(VecEnv):
@@ -224,7 +224,7 @@ class SB3VecEnv(VecEnv):
 
         Raises:
             AttributeError: the single env has no such attribute, or it cannot be answered per
-                sub-env (``unwrapped``, ``np_random_seed``), naming it.
+                sub-env (``unwrapped``), naming it.
         """
         return [self._attr(attr_name, i) for i in self._indices(indices)]
 
@@ -306,6 +306,8 @@ class SB3VecEnv(VecEnv):
             )
         if name == "np_random":
             return self.vector_env._rng(i)
+        if name == "np_random_seed":
+            return self.vector_env._seed_of(i)
         if name in ("action_space", "observation_space"):
             return getattr(self, name)
         if name == "spec":
@@ -313,7 +315,8 @@ class SB3VecEnv(VecEnv):
             if spec is None:
                 return proto.spec
             kwargs = {k: v for k, v in spec.kwargs.items() if k not in _VECTOR_KWARGS}
-            return dataclasses.replace(spec, kwargs=kwargs)
+            limit = kwargs.pop("max_episode_steps", spec.max_episode_steps)  # gym.make's place
+            return dataclasses.replace(spec, kwargs=kwargs, max_episode_steps=limit)
         if name in vars(proto):  # set by the constructor: the same in every sub-env
             return vars(proto)[name]
         static = getattr(type(proto), name, _MISSING)
