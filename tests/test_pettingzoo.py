@@ -1,13 +1,20 @@
-"""The PettingZoo modules pass PettingZoo's api_test and seed_test, see the board from each side,
-and treat illegal actions as PettingZoo classic does (env()) or raise (raw_env())."""
+"""The PettingZoo modules pass PettingZoo's api_test, seed_test and render_test, see the board from
+each side, treat illegal actions as PettingZoo classic does (env()) or raise (raw_env()), and
+render as PettingZoo classic's modules do ("human" a window, "ansi" text, "rgb_array" an array)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
+import numpy as np
 import pytest
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, render_test, seed_test
 
 import mc_envs
 from mc_envs.pettingzoo import TwoPlayerAEC, connect_four_v0, tictactoe_v0
+from mc_envs.render import frame as render_frame
 
 MODULES = [connect_four_v0, tictactoe_v0]
 NAMES = ["connect_four_v0", "tictactoe_v0"]
@@ -68,3 +75,66 @@ def test_the_old_call_form_still_builds_the_raw_env_with_a_warning() -> None:
     assert isinstance(env, TwoPlayerAEC) and env.metadata["name"] == "mc_envs_connect_four_v0"
     with pytest.warns(DeprecationWarning, match=r"tictactoe_v0\.raw_env\(\)"):
         assert isinstance(tictactoe_v0(render_mode="ansi"), TwoPlayerAEC)
+
+
+def fast(env):
+    """The env with its window's frame rate unbounded (render_test steps under "human" too)."""
+    env.unwrapped.env.metadata = {**env.unwrapped.env.metadata, "render_fps": 0}
+    return env
+
+
+@pytest.mark.parametrize("module", MODULES, ids=NAMES)
+@pytest.mark.parametrize("make", ["env", "raw_env"])
+def test_render_test(module, make) -> None:
+    build = getattr(module, make)
+    render_test(lambda render_mode=None: fast(build(render_mode=render_mode)))
+
+
+@pytest.mark.parametrize("module", MODULES, ids=NAMES)
+def test_render_modes_as_pettingzoo_classic(module, capsys) -> None:
+    assert module.raw_env().metadata["render_modes"] == ["human", "ansi", "rgb_array"]
+    text = module.env(render_mode="ansi")
+    text.reset(seed=0)
+    text.step(0)
+    assert capsys.readouterr().out == ""  # "ansi" returns the text and prints nothing
+    assert text.render() == text.unwrapped.env._ansi() and "to move" in text.render()
+    picture = module.env(render_mode="rgb_array")
+    picture.reset(seed=0)
+    picture.step(0)
+    frame = picture.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    assert np.array_equal(frame, render_frame(picture.unwrapped.env))
+    window = fast(module.env(render_mode="human"))
+    window.reset(seed=0)
+    window.step(0)  # draws the window
+    assert window.render() is None
+    import pygame
+
+    assert pygame.display.get_surface().get_size() == frame.shape[1::-1]
+    window.close()
+    assert window.unwrapped.env._render_window is None
+    silent = module.env()
+    silent.reset(seed=0)
+    with pytest.warns(UserWarning, match="without specifying any render mode"):
+        assert silent.render() is None
+    with pytest.raises(ValueError, match="render_mode must be None or one of"):
+        module.env(render_mode="text")
+    assert capsys.readouterr().out == ""
+
+
+def test_pygame_is_imported_only_when_a_window_is_drawn() -> None:
+    code = (
+        "import sys\n"
+        "from mc_envs.pettingzoo import connect_four_v0\n"
+        "env = connect_four_v0.env(render_mode='human')\n"
+        "env.reset(seed=0)\n"
+        "before = 'pygame' in sys.modules\n"
+        "env.step(3)\n"
+        "print(before, 'pygame' in sys.modules)\n"
+    )
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False", "True"]

@@ -8,6 +8,13 @@ Rewards come at the end: +1 to the winner, -1 to the loser, 0 for a draw. The ra
 :class:`mc_envs.IllegalActionError` on an illegal action (the state is unchanged); ``env()`` wraps it
 as PettingZoo classic does, so that an illegal action ends the game with -1 for the agent that
 tried it and 0 for the other.
+
+Render modes, as PettingZoo classic's (``connect_four_v3``, ``tictactoe_v3``): ``"human"`` draws
+the board in a window after every step (pygame, imported then) and ``render()`` returns None;
+``"rgb_array"``: ``render()`` returns the board as an ``H x W x 3`` uint8 array
+(:func:`mc_envs.render.frame`); ``"ansi"``: ``render()`` returns the board as text, and nothing is
+printed. ``render()`` without a render mode warns and returns None. The pygame modes need the
+``render`` extra.
 """
 
 from __future__ import annotations
@@ -15,8 +22,10 @@ from __future__ import annotations
 import sys
 import types
 import warnings
+from collections.abc import Callable
 from typing import Any
 
+import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
@@ -34,11 +43,14 @@ class TwoPlayerAEC(AECEnv):
 
     Args:
         game: ``"connect_four"`` or ``"tictactoe"``.
-        render_mode: None or ``"ansi"``.
+        render_mode: None, ``"human"``, ``"ansi"`` or ``"rgb_array"`` (the module docstring).
+
+    Raises:
+        ValueError: an unknown game or render mode, naming the known ones.
     """
 
     metadata = {
-        "render_modes": ["ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "mc_envs_two_player_v0",
         "is_parallelizable": False,
         "render_fps": 2,
@@ -48,6 +60,11 @@ class TwoPlayerAEC(AECEnv):
         super().__init__()
         if game not in GAMES:
             raise ValueError(f"game must be one of {sorted(GAMES)}, got {game!r}")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
         self.game = game
         self.metadata = {**self.metadata, "name": f"mc_envs_{game}_v0"}
         self.render_mode = render_mode
@@ -112,16 +129,22 @@ class TwoPlayerAEC(AECEnv):
             self.rewards = {a: 0.0 for a in self.agents}
         self.agent_selection = self.possible_agents[self.env.current_player]
         self._accumulate_rewards()
-        if self.render_mode == "ansi":
-            print(self.render(), end="")
+        if self.render_mode == "human":
+            self.render()
 
-    def render(self) -> str | None:
+    def render(self) -> np.ndarray | str | None:
+        """The board as ``render_mode`` says (the module docstring): text for ``"ansi"``, an
+        ``H x W x 3`` array for ``"rgb_array"``, None after drawing the window for ``"human"``."""
         if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode."
+            )
             return None
-        return self.env._ansi()
+        return self.env.render()
 
     def close(self) -> None:
-        pass
+        """Closes the ``"human"`` window, if one was opened."""
+        self.env.close()
 
 
 def wrap(raw: TwoPlayerAEC) -> AECEnv:
@@ -130,6 +153,38 @@ def wrap(raw: TwoPlayerAEC) -> AECEnv:
     env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
     env = wrappers.AssertOutOfBoundsWrapper(env)
     return wrappers.OrderEnforcingWrapper(env)
+
+
+def env_functions(
+    module_name: str, game: str, title: str
+) -> tuple[Callable[..., TwoPlayerAEC], Callable[..., AECEnv]]:
+    """The ``raw_env`` and ``env`` functions of the PettingZoo module ``module_name`` of ``game``
+    (``title`` names it in their docstrings), as PettingZoo classic's modules have them."""
+
+    def raw_env(render_mode: str | None = None) -> TwoPlayerAEC:
+        return TwoPlayerAEC(game, render_mode=render_mode)
+
+    def env(render_mode: str | None = None) -> AECEnv:
+        return wrap(raw_env(render_mode=render_mode))
+
+    raw_env.__doc__ = f"""The {title} AEC env without wrappers: an illegal action raises
+        :class:`mc_envs.IllegalActionError` and changes nothing.
+
+        Args:
+            render_mode: None, ``"human"``, ``"ansi"`` or ``"rgb_array"``
+                (:mod:`mc_envs.pettingzoo.aec`).
+        """
+    env.__doc__ = f"""The {title} AEC env with PettingZoo classic's wrappers: an illegal action
+        ends the game with -1 for the agent that tried it and 0 for the other.
+
+        Args:
+            render_mode: None, ``"human"``, ``"ansi"`` or ``"rgb_array"``
+                (:mod:`mc_envs.pettingzoo.aec`).
+        """
+    for function in (raw_env, env):
+        function.__module__ = module_name
+        function.__qualname__ = function.__name__
+    return raw_env, env
 
 
 class _CallableModule(types.ModuleType):

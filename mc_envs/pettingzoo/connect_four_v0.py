@@ -10,34 +10,17 @@
         action = None if termination or truncation else env.action_space(agent).sample(mask)
         env.step(action)
 
-Observations, rewards and agents: see :mod:`mc_envs.pettingzoo.aec`.
+Render modes as PettingZoo classic's: ``env(render_mode="human")`` draws a window at every step,
+``"ansi"`` and ``"rgb_array"`` make ``render()`` return text or an ``H x W x 3`` array.
+Observations, rewards, agents and render modes: see :mod:`mc_envs.pettingzoo.aec`.
 """
 
 from __future__ import annotations
 
-from pettingzoo import AECEnv
+from mc_envs.pettingzoo.aec import env_functions, keep_old_call_form
 
-from mc_envs.pettingzoo.aec import TwoPlayerAEC, keep_old_call_form, wrap
+raw_env, env = env_functions(__name__, "connect_four", "Connect Four")
 
-
-def raw_env(render_mode: str | None = None) -> TwoPlayerAEC:
-    """The Connect Four AEC env without wrappers: an illegal action raises
-    :class:`mc_envs.IllegalActionError` and changes nothing.
-
-    Args:
-        render_mode: None or ``"ansi"``.
-    """
-    return TwoPlayerAEC("connect_four", render_mode=render_mode)
-
-
-def env(render_mode: str | None = None) -> AECEnv:
-    """The Connect Four AEC env with PettingZoo classic's wrappers: an illegal action ends the game
-    with -1 for the agent that tried it and 0 for the other.
-
-    Args:
-        render_mode: None or ``"ansi"``.
-    """
-    return wrap(raw_env(render_mode=render_mode))
-
+__all__ = ["env", "raw_env"]
 
 keep_old_call_form(__name__)
