@@ -84,13 +84,16 @@ KEYS = _KEYS
 EMPTY_HASH = np.int64(0x2545F4914F6CDD1D)
 
 
-def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _tables() -> tuple[np.ndarray, ...]:
     # Per board size n: the action of each point (-1 off the board), the point of each action
-    # (the pass: 0), and the bits of the points on the board (W words).
+    # (the pass: 0), the bits of the points on the board (W words), and each point's row and
+    # column (0 off the board).
     points = (MAX_SIZE + 2) ** 2
     action_of = np.full((MAX_SIZE + 1, points), -1, np.int64)
     point_of = np.zeros((MAX_SIZE + 1, MAX_SIZE * MAX_SIZE + 1), np.int64)
     on_board = np.zeros((MAX_SIZE + 1, (points + 63) // 64), np.uint64)
+    row_of = np.zeros((MAX_SIZE + 1, points), np.int64)
+    col_of = np.zeros((MAX_SIZE + 1, points), np.int64)
     for n in range(MIN_SIZE, MAX_SIZE + 1):
         s = n + 2
         for r in range(n):
@@ -99,10 +102,11 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 action_of[n, pt] = r * n + c
                 point_of[n, r * n + c] = pt
                 on_board[n, pt >> 6] |= np.uint64(1) << np.uint64(pt & 63)
-    return action_of, point_of, on_board.view(np.int64)
+                row_of[n, pt], col_of[n, pt] = r, c
+    return action_of, point_of, on_board.view(np.int64), row_of, col_of
 
 
-ACTION_OF, POINT_OF, ON_BOARD = _tables()
+ACTION_OF, POINT_OF, ON_BOARD, ROW_OF, COL_OF = _tables()
 
 
 @intrinsic
@@ -267,26 +271,25 @@ def observe(state: np.ndarray, out: np.ndarray) -> None:
     ``k = 0 .. H - 1`` plane ``2k`` holds the stones of the player to move ``k`` moves ago
     (passes count), plane ``2k + 1`` the opponent's (zeros before the first move), and the last
     plane the colour to move (0 Black, 1 White), row 0 at the top."""
-    n, s = state[SIZE], state[STRIDE]
+    n = state[SIZE]
     p, w, head, captured, ring, table = _sections(state)
     h_ = state[HISTORY]
     c = state[PLAYER]
     m = state[MOVES]
-    for k in range(h_):
-        t = m - k
-        if t < 0:
-            out[2 * k] = 0
-            out[2 * k + 1] = 0
-            continue
-        base = ring + (t % h_) * 2 * w
-        mine, theirs = base + c * w, base + (1 - c) * w
-        for r in range(n):
-            for col in range(n):
-                pt = (r + 1) * s + col + 1
-                word, bit = pt >> 6, pt & 63
-                out[2 * k, r, col] = (state[mine + word] >> bit) & 1
-                out[2 * k + 1, r, col] = (state[theirs + word] >> bit) & 1
-    out[2 * h_] = c
+    out[:] = 0
+    for k in range(min(h_, m + 1)):
+        base = ring + ((m - k) % h_) * 2 * w
+        for side in range(2):  # the mover's stones, then the opponent's
+            words = base + (c if side == 0 else 1 - c) * w
+            plane = 2 * k + side
+            for i in range(w):
+                word = state[words + i]
+                while word:
+                    pt = i * 64 + lowest_bit(word)
+                    out[plane, ROW_OF[n, pt], COL_OF[n, pt]] = 1
+                    word &= word - 1
+    if c:
+        out[2 * h_] = 1
 
 
 def new_state(size: int = 9, komi: float = 7.5, max_moves: int | None = None, history: int = 8):
