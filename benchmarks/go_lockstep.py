@@ -199,6 +199,19 @@ def _probe(pgx, theirs, actions, probes, view, stats, size, seed) -> None:
                 del probes[g]
 
 
+def _commit() -> str:
+    """The source tree's commit (``git rev-parse HEAD``), or ``"unknown"``."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line: runs (or resumes) the games and writes the counts as JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -216,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             if report[key] != getattr(args, key):
                 parser.error(f"--resume: {args.out} has {key} {report[key]}")
     stats = report.setdefault("stats", {})
+    report.setdefault("commit", _commit())
     pgx = Pgx(args.size, args.batch)
     start = time.perf_counter()
     while report["chunks"] * args.batch < args.games:
