@@ -398,3 +398,18 @@ def test_the_vector_env_gives_the_episodes_of_sync(kwargs) -> None:
         i1 = out1[4]
         ends += int(out1[2].sum())
     assert ends >= n  # episodes ended, by the rules or by an illegal point, and restarted
+
+
+def test_uct_compiled_and_generic_paths_agree_on_go() -> None:
+    from mc_envs.agents import UCT
+
+    env = gym.make("mc_envs/Go-v0", size=5).unwrapped
+    env.reset(seed=0)
+    env.step(12)
+    before = env.clone_state()
+    fast = UCT(iterations=120, seed=5).search(env)
+    slow = UCT(iterations=120, seed=5, compiled=False).search(env)
+    assert env.clone_state() == before
+    assert np.array_equal(fast.root_visits, slow.root_visits)
+    assert np.allclose(fast.root_values, slow.root_values)
+    assert fast.actions == slow.actions and fast.iterations == slow.iterations == 120
