@@ -59,7 +59,7 @@ def self_play(env_id: str, iterations: int):
         action = players[env.current_player].act(env)
         actions.append(action)
         reward = env.step(action)[1]
-    outcome = "a draw" if reward == 0 else f"player {(len(actions) - 1) % 2} wins"
+    outcome = "a draw" if reward == 0 else f"player {(len(actions) - 1 + (reward < 0)) % 2} wins"
     env.restore_state(start)
     return env, actions, outcome
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from mc_envs.games.go_layout import MOVES
+
 SIDES = ("Black", "White")
 
 
@@ -71,7 +73,7 @@ def status(env: Any) -> str:
         r = float(base.returns()[0])
         result = "draw" if r == 0 else f"{SIDES[0 if r > 0 else 1]} wins"
         return f"Black {black}, White {white} + {base.komi:g}: {result}"
-    moves = int(base.state_view[3])
+    moves = int(base.state_view[MOVES])
     return f"{SIDES[base.current_player]} to move   move {moves + 1}"
 
 
