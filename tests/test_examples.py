@@ -1,6 +1,7 @@
 """Each example runs, and does what it says."""
 
 import os
+import re
 import runpy
 import subprocess
 import sys
@@ -68,3 +69,29 @@ def test_maskable_ppo_example_learns_to_lose_less_against_random():
     assert sum(before.values()) == sum(after.values()) == 200
     assert after["losses"] < before["losses"]
     assert after["wins"] + after["draws"] / 2 > before["wins"] + before["draws"] / 2
+
+
+def test_cleanrl_ppo_example_learns_connect_four_against_random():
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(EXAMPLES / "cleanrl_ppo.py"),
+            "--total-timesteps",
+            "40000",
+            "--eval-games",
+            "500",
+            "--seed",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=ENV,
+        timeout=300,
+    )
+    found = re.findall(r"win rate against the random player, (\w+): +([0-9.]+)", run.stdout)
+    rates = {name: float(rate) for name, rate in found}
+    assert set(rates) == {"untrained", "trained"}, run.stdout
+    assert 0.3 < rates["untrained"] < 0.75  # about a random player's, moving first
+    assert rates["trained"] >= rates["untrained"] + 0.1, rates
+    assert "40,000 steps on 64 envs in" in run.stdout
