@@ -246,9 +246,12 @@ def is_morpion_record(path: Path) -> bool:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """``mc-envs verify FILE``: exit 0 certified, 1 wrong, 2 unreadable."""
+    from mc_envs import go_sgf
     from mc_envs.records import RecordError, read_record, verify_record
 
     path = record_file(args.file)
+    if go_sgf.is_sgf(path):
+        return _verify_sgf(args.file, path)
     if is_morpion_record(path):
         from mc_envs import morpion_records
 
@@ -276,6 +279,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"error: {args.file}: {exc}", file=sys.stderr)
         return 2
     print(f"{args.file}: {verdict.message}", file=sys.stdout if verdict.ok else sys.stderr)
+    return 0 if verdict.ok else 1
+
+
+def _verify_sgf(name: str, path: Path) -> int:
+    """``mc-envs verify game.sgf``: exit 0 certified, 1 an illegal move or another result, 2
+    unreadable (one line naming the node and the property)."""
+    from mc_envs import go_sgf
+
+    try:
+        verdict = go_sgf.verify(go_sgf.read_sgf(path))
+    except go_sgf.SgfError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{name}: {verdict.message}", file=sys.stdout if verdict.ok else sys.stderr)
     return 0 if verdict.ok else 1
 
 

@@ -1,8 +1,8 @@
 """``mc-envs replay FILE``: step through a saved solution, or export it as GIF, MP4 or PNG.
 
-A file is either an mc-envs solution record (JSON with ``"format": "mc-envs/solution"``, see
-:mod:`mc_envs.records`) or a Morpion Solitaire record (MSR JSON or PentaSol text, see
-:mod:`mc_envs.morpion_records`). Frame ``i`` shows the position after ``i`` moves with move
+A file is an mc-envs solution record (JSON with ``"format": "mc-envs/solution"``, see
+:mod:`mc_envs.records`), a Morpion Solitaire record (MSR JSON or PentaSol text, see
+:mod:`mc_envs.morpion_records`) or a Go game in SGF (``.sgf``, see :mod:`mc_envs.go_sgf`). Frame ``i`` shows the position after ``i`` moves with move
 ``i + 1`` highlighted (the move about to be played) and the score so far, so a replay of ``N`` moves
 has ``N + 1`` frames.
 
@@ -120,7 +120,7 @@ class Replay:
 def load(
     path: str | os.PathLike, *, theme: Any = None, crop: bool = True, variant: str | None = None
 ) -> Replay:
-    """Reads a solution record or a Morpion record and prepares its replay.
+    """Reads a solution record, a Morpion record or a Go SGF file and prepares its replay.
 
     ``variant`` sets the Morpion rules when the record does not say (default 5T, whose rules
     accept every 5D game too).
@@ -133,6 +133,10 @@ def load(
 
     theme = theme or default_theme()
     path = Path(path)
+    from mc_envs import go_sgf
+
+    if go_sgf.is_sgf(path):
+        return _load_sgf(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -161,6 +165,19 @@ def load(
     if crop_of is not None:
         replay.crop = crop_of(replay.env, replay.states[-1].data, theme, MIN_WIDTH)
     return replay
+
+
+def _load_sgf(path: Path) -> Replay:
+    from mc_envs import go_sgf
+
+    record = go_sgf.read_sgf(path)
+    wrong = go_sgf.out_of_turn(record)
+    if wrong:
+        raise ValueError(f"{path}: {wrong}")
+    players = f", {record.black or '?'} (B) vs {record.white or '?'} (W)"
+    result = f", RE {record.result}" if record.result else ""
+    title = f"{path.name}: Go {record.size}x{record.size}{players}{result}"
+    return Replay(go_sgf.make_env(record), list(record.actions), title)
 
 
 def _load_morpion(path: Path, default_variant: str | None = None) -> Replay:
