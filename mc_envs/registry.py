@@ -28,7 +28,7 @@ class Flag:
 FLAGS: dict[str, Flag] = {
     "position": Flag("int", "standard position 1..20"),
     "board": Flag("file", "board file (one row a line, digits)"),
-    "size": Flag("int", "grid size (9 or 16)"),
+    "size": Flag("int", "the board's side: Sudoku 9 or 16, Go 5 to 19"),
     "puzzle": Flag("text", "puzzle text or file"),
     "depth": Flag("int", "depth of the tree"),
     "k": Flag("int", "number of parts"),
@@ -97,7 +97,7 @@ GAMES: tuple[Game, ...] = (
     Game("weakschur", "mc_envs/WeakSchur-v0", "mc_envs.envs.weak_schur:WeakSchurEnv", "WeakSchur",
          "weak_schur", flags=("k",), aliases=("weak_schur", "schur"), cell={"weak_schur": 24}),
     Game("go", "mc_envs/Go-v0", "mc_envs.envs.go:GoEnv", "Go", "go", aliases=("go9",), players=2,
-         opponent="uct", cell={"go": 48}),
+         opponent="uct", flags=("size",), cell={"go": 48}),
 )  # fmt: skip
 
 # id -> (entry point, registered kwargs), derived from GAMES: one entry per id.
