@@ -13,23 +13,48 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import mc_envs
-from mc_envs.pettingzoo import TwoPlayerAEC, connect_four_v0, tictactoe_v0
+from mc_envs.pettingzoo import TwoPlayerAEC, connect_four_v0, go_v0, tictactoe_v0
+from mc_envs.pettingzoo.aec import other_side
 from mc_envs.render import frame as render_frame
 
-MODULES = [connect_four_v0, tictactoe_v0]
-NAMES = ["connect_four_v0", "tictactoe_v0"]
+MODULES = [connect_four_v0, tictactoe_v0, go_v0]
+NAMES = ["connect_four_v0", "tictactoe_v0", "go_v0"]
+# PettingZoo's whole-game tests play Go on 5x5 (every check of api_test runs at each step)
+SMALL = {go_v0: {"size": 5}}
 
 
 @pytest.mark.parametrize("module", MODULES, ids=NAMES)
 @pytest.mark.parametrize("make", ["env", "raw_env"])
 def test_api_test(module, make) -> None:
-    api_test(getattr(module, make)(), num_cycles=300, verbose_progress=False)
+    api_test(getattr(module, make)(**SMALL.get(module, {})), num_cycles=300, verbose_progress=False)
 
 
 @pytest.mark.parametrize("module", MODULES, ids=NAMES)
 def test_seed_test(module) -> None:
-    seed_test(module.env, num_cycles=100)
-    seed_test(module.raw_env, num_cycles=100)
+    config = SMALL.get(module, {})
+    seed_test(lambda: module.env(**config), num_cycles=100)
+    seed_test(lambda: module.raw_env(**config), num_cycles=100)
+
+
+def test_go_observations_from_each_side() -> None:
+    env = go_v0.raw_env(size=5, history=2)
+    env.reset(seed=0)
+    assert env.observation_space("player_0")["observation"].shape == (5, 5, 5)
+    env.step(0)  # Black at A5 (row 0, col 0)
+    white, black = env.observe("player_1"), env.observe("player_0")
+    # White to move: its stones (none), then Black's; a move ago: the empty board; White's colour
+    assert white["observation"][1, 0, 0] == 1 and white["observation"][0].sum() == 0
+    assert white["observation"][2:4].sum() == 0 and (white["observation"][4] == 1).all()
+    assert white["action_mask"].sum() == 25 and black["action_mask"].sum() == 0
+    # Black sees its own stone first and its own colour, as pgx's observation for player 0
+    assert black["observation"][0, 0, 0] == 1 and black["observation"][1].sum() == 0
+    assert (black["observation"][4] == 0).all()
+    assert np.array_equal(other_side(other_side(black["observation"])), black["observation"])
+    env.step(25)  # White passes
+    env.step(25)  # Black passes: Black's stone owns the whole board, 25 - 7.5
+    assert env.terminations["player_0"] and env.rewards == {"player_0": 1.0, "player_1": -1.0}
+    with pytest.raises(ValueError, match="Go size"):
+        go_v0.env(size=4)
 
 
 def test_observations_rewards_and_illegal_moves_in_the_raw_env() -> None:
@@ -88,6 +113,8 @@ def fast(env):
 def test_render_test(module, make) -> None:
     build = getattr(module, make)
     render_test(lambda render_mode=None: fast(build(render_mode=render_mode)))
+    if module is go_v0:  # 19x19 too
+        render_test(lambda render_mode=None: fast(build(render_mode=render_mode, size=19)))
 
 
 @pytest.mark.parametrize("module", MODULES, ids=NAMES)

@@ -1,9 +1,13 @@
-"""The AEC env shared by the PettingZoo modules :mod:`~mc_envs.pettingzoo.connect_four_v0` and
-:mod:`~mc_envs.pettingzoo.tictactoe_v0`, and the wrappers their ``env()`` adds.
+"""The AEC env shared by the PettingZoo modules :mod:`~mc_envs.pettingzoo.connect_four_v0`,
+:mod:`~mc_envs.pettingzoo.tictactoe_v0` and :mod:`~mc_envs.pettingzoo.go_v0`, and the wrappers
+their ``env()`` adds.
 
-Agents are ``"player_0"`` (moves first) and ``"player_1"``. Each observation is a dict:
-``"observation"`` = (2, rows, cols) int8 planes from that agent's side (its stones, then the
-opponent's) and ``"action_mask"`` = int8 over the actions, all zero when it is not that agent's turn.
+Agents are ``"player_0"`` (moves first: X, or Black in Go) and ``"player_1"``. Each observation is
+a dict: ``"observation"`` = the game env's int8 planes from that agent's side, and
+``"action_mask"`` = int8 over the actions, all zero when it is not that agent's turn. Connect Four
+and Tic-Tac-Toe have two planes (the agent's stones, then the opponent's); Go has AlphaGo Zero's
+``2 * history + 1`` as pgx computes them for that agent (for each of the last ``history`` positions
+the agent's stones, then the opponent's; then a plane of the agent's colour, 0 Black, 1 White).
 Rewards come at the end: +1 to the winner, -1 to the loser, 0 for a draw. The raw env raises
 :class:`mc_envs.IllegalActionError` on an illegal action (the state is unchanged); ``env()`` wraps it
 as PettingZoo classic does, so that an illegal action ends the game with -1 for the agent that
@@ -32,21 +36,39 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from mc_envs.envs.connect_four import ConnectFourEnv
+from mc_envs.envs.go import GoEnv
 from mc_envs.envs.tictactoe import TicTacToeEnv
 from mc_envs.envs.two_player import TwoPlayerEnv
 
-GAMES: dict[str, type[TwoPlayerEnv]] = {"connect_four": ConnectFourEnv, "tictactoe": TicTacToeEnv}
+GAMES: dict[str, type[TwoPlayerEnv]] = {
+    "connect_four": ConnectFourEnv,
+    "tictactoe": TicTacToeEnv,
+    "go": GoEnv,
+}
+
+
+def other_side(planes: np.ndarray) -> np.ndarray:
+    """Planes computed for the player to move, as the other player sees them: the two planes of
+    each position swapped (its stones first), and Go's last plane, the colour, inverted."""
+    out = planes.copy()
+    pairs = planes.shape[0] // 2 * 2
+    out[0:pairs:2], out[1:pairs:2] = planes[1:pairs:2], planes[0:pairs:2]
+    if planes.shape[0] % 2:
+        out[-1] = 1 - planes[-1]
+    return out
 
 
 class TwoPlayerAEC(AECEnv):
     """A PettingZoo AEC env over one of the suite's two-player envs.
 
     Args:
-        game: ``"connect_four"`` or ``"tictactoe"``.
+        game: ``"connect_four"``, ``"tictactoe"`` or ``"go"``.
         render_mode: None, ``"human"``, ``"ansi"`` or ``"rgb_array"`` (the module docstring).
+        **config: the game env's own arguments (Go: ``size``, ``komi``, ``max_moves``,
+            ``history``).
 
     Raises:
-        ValueError: an unknown game or render mode, naming the known ones.
+        ValueError: an unknown game or render mode, naming the known ones, or a bad config.
     """
 
     metadata = {
@@ -56,7 +78,9 @@ class TwoPlayerAEC(AECEnv):
         "render_fps": 2,
     }
 
-    def __init__(self, game: str = "connect_four", render_mode: str | None = None) -> None:
+    def __init__(
+        self, game: str = "connect_four", render_mode: str | None = None, **config: Any
+    ) -> None:
         super().__init__()
         if game not in GAMES:
             raise ValueError(f"game must be one of {sorted(GAMES)}, got {game!r}")
@@ -68,7 +92,7 @@ class TwoPlayerAEC(AECEnv):
         self.game = game
         self.metadata = {**self.metadata, "name": f"mc_envs_{game}_v0"}
         self.render_mode = render_mode
-        self.env = GAMES[game](render_mode=render_mode, illegal_action="raise")
+        self.env = GAMES[game](**config, render_mode=render_mode, illegal_action="raise")
         self.possible_agents = ["player_0", "player_1"]
         self.agents = self.possible_agents[:]
         n = int(self.env.action_space.n)
@@ -104,11 +128,11 @@ class TwoPlayerAEC(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         base = self.env
-        planes = base.rules.planes(base.state_view)  # from the mover's side
+        planes = base._observation()  # from the mover's side
         me = self.possible_agents.index(agent)
         mover = base.current_player
         if me != mover:
-            planes = planes[::-1].copy()
+            planes = other_side(planes)
         mask = np.zeros(self._act_space.n, dtype=np.int8)
         if me == mover:
             mask[base.legal_actions()] = 1
@@ -161,11 +185,11 @@ def env_functions(
     """The ``raw_env`` and ``env`` functions of the PettingZoo module ``module_name`` of ``game``
     (``title`` names it in their docstrings), as PettingZoo classic's modules have them."""
 
-    def raw_env(render_mode: str | None = None) -> TwoPlayerAEC:
-        return TwoPlayerAEC(game, render_mode=render_mode)
+    def raw_env(render_mode: str | None = None, **config: Any) -> TwoPlayerAEC:
+        return TwoPlayerAEC(game, render_mode=render_mode, **config)
 
-    def env(render_mode: str | None = None) -> AECEnv:
-        return wrap(raw_env(render_mode=render_mode))
+    def env(render_mode: str | None = None, **config: Any) -> AECEnv:
+        return wrap(raw_env(render_mode=render_mode, **config))
 
     raw_env.__doc__ = f"""The {title} AEC env without wrappers: an illegal action raises
         :class:`mc_envs.IllegalActionError` and changes nothing.
@@ -173,6 +197,7 @@ def env_functions(
         Args:
             render_mode: None, ``"human"``, ``"ansi"`` or ``"rgb_array"``
                 (:mod:`mc_envs.pettingzoo.aec`).
+            **config: the game env's own arguments, if it takes any.
         """
     env.__doc__ = f"""The {title} AEC env with PettingZoo classic's wrappers: an illegal action
         ends the game with -1 for the agent that tried it and 0 for the other.
@@ -180,6 +205,7 @@ def env_functions(
         Args:
             render_mode: None, ``"human"``, ``"ansi"`` or ``"rgb_array"``
                 (:mod:`mc_envs.pettingzoo.aec`).
+            **config: the game env's own arguments, if it takes any.
         """
     for function in (raw_env, env):
         function.__module__ = module_name
