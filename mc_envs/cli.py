@@ -34,6 +34,7 @@ from mc_envs.cli_nrpa import (
     nrpa_variants,
 )
 from mc_envs.cli_records import cmd_records, cmd_replay, cmd_verify, names_for, position_text
+from mc_envs.gtp_engine import add_parser as add_gtp_parser
 from mc_envs.registry import FLAGS, GAMES, Game, find, names
 
 
@@ -270,6 +271,8 @@ def cmd_warmup(args: argparse.Namespace) -> int:
 def cmd_play(args: argparse.Namespace) -> int:
     game = find(args.game)
     vs = game.opponent if args.vs is None else args.vs
+    if args.sgf and game.name != "go":
+        raise UsageError(f"--sgf: SGF records are Go's; {game.name} has none")
     if args.terminal:
         if game.players != 2:
             raise UsageError(f"--terminal: only {names(players=2)} are played in the terminal")
@@ -284,6 +287,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 args.time,
                 human_player=1 if args.second else 0,
                 seed=args.seed,
+                sgf=args.sgf,
             )
         except KeyboardInterrupt:
             print("\ninterrupted", file=sys.stderr)
@@ -303,6 +307,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             seed=args.seed,
             marks=args.marks,
             env_kwargs=kwargs,
+            sgf=args.sgf,
         )
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{args.game}: {exc}") from None
@@ -321,6 +326,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
             iterations=args.iterations,
             time=args.time,
             progress=not args.quiet,
+            sgf_dir=args.sgf_dir,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -409,6 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["none", "letters", "shapes"],
         help="SameGame: a letter or shape on each cell besides its colour",
     )
+    play.add_argument("--sgf", help="Go: save the game as SGF to this file when it ends")
     play.set_defaults(func=cmd_play)
 
     replay = sub.add_parser(
@@ -449,8 +456,10 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--time", type=POSITIVE_FLOAT, help="seconds per move of tree agents")
     arena.add_argument("--seed", type=int, default=0)
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
+    arena.add_argument("--sgf-dir", help="Go: write each game as DIR/game-N.sgf")
     arena.set_defaults(func=cmd_arena)
 
+    add_gtp_parser(sub)
     return parser
 
 

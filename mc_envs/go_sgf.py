@@ -127,11 +127,12 @@ def to_sgf(record: GoRecord, *, date: _dt.date | None = None) -> bytes:
     root.set("AP", ("mc-envs", __version__))
     n = record.size
     for colour, action in zip(record.colours, record.actions):
-        row, col = divmod(int(action), n)
-        point = (
-            None if action == n * n else (n - 1 - row, col)
-        )  # sgfmill counts rows from the bottom
-        game.extend_main_sequence().set_move(COLOURS[colour], point)
+        node = game.extend_main_sequence()
+        if action == n * n:  # FF[4]'s pass (sgfmill would write FF[3]'s tt)
+            node.set_raw("BW"[colour], b"")
+        else:
+            row, col = divmod(int(action), n)
+            node.set_move(COLOURS[colour], (n - 1 - row, col))  # sgfmill: rows from the bottom
     return game.serialise()
 
 
@@ -152,6 +153,25 @@ def save_game(
     record = game_record(env, actions, black=black, white=white)
     write_sgf(path, record)
     return record
+
+
+def save_session(
+    path: str | os.PathLike, session: Any, vs: str | None, saved: Any = None, final: bool = False
+) -> Any:
+    """The play window's save (:class:`mc_envs.render.play.PlaySession`): writes its Go game
+    when it is over (or, ``final``, unfinished with moves) and differs from ``saved``, the state
+    written last; returns the state written, else ``saved``. ``PB`` / ``PW``: ``human`` and
+    ``vs``."""
+    from mc_envs.games.go_layout import LAST
+
+    env = session.env
+    now = env.clone_state()
+    if now == saved or not (session.over or (final and session.moves)):
+        return saved
+    states = [*session.undo_stack[1:], now] if session.undo_stack else []
+    names = ["human", vs or "human"][:: -1 if session.human_player else 1]
+    save_game(path, env, [int(s.data[LAST]) for s in states], black=names[0], white=names[1])
+    return now
 
 
 def is_sgf(path: str | os.PathLike) -> bool:

@@ -5,6 +5,7 @@ Plain functions, no argparse, so scripts and tests call them directly::
     from mc_envs.two_player_cli import arena, play_terminal
     stats = arena("connect4", "uct-hard", "random", games=20)   # prints W/D/L with a 95% interval
     play_terminal("tictactoe", vs="uct", iterations=2000)         # a human game in the terminal
+    arena("go", "uct", "random", games=4, sgf_dir="games")        # Go: one SGF file a game
 
 Agent specs are those of :mod:`mc_envs.agents.specs` (``"random"``, ``"uct"``, ``"uct-hard"``,
 ``"puct-heuristic"`` ...); games are the two-player games of :data:`mc_envs.registry.GAMES`.
@@ -17,6 +18,7 @@ import math
 import sys
 import time as _time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TextIO
 
 import gymnasium as gym
@@ -64,6 +66,7 @@ def play_terminal(
     seed: int = 0,
     input_fn: Callable[[str], str] = input,
     out: TextIO | None = None,
+    sgf: str | None = None,
 ) -> float:
     """A human against an agent in the terminal.
 
@@ -73,8 +76,10 @@ def play_terminal(
         iterations, time: the opponent's budget per move (iterations, or seconds).
         human_player: 0 to move first (``X``), 1 to move second (``O``).
         seed: the opponent's seed.
-        input_fn: reads the human's move (``input`` by default; a test passes its own).
+        input_fn: reads the human's move (``input`` by default; a test passes its own), an
+            action number or its name (``E5``, ``pass`` in Go).
         out: where to print (stdout by default).
+        sgf: Go: the SGF file the game is saved to when play ends (``RE`` only if it is over).
 
     Returns:
         The human's result: +1 win, 0 draw, -1 loss (also when the human leaves with ``q`` or
@@ -84,9 +89,30 @@ def play_terminal(
         KeyboardInterrupt: Ctrl-C (``mc-envs play --terminal`` exits 130).
     """
     out = out or sys.stdout
-    env = gym.make(game_id(game), render_mode="ansi", illegal_action="raise").unwrapped
+    env_id = game_id(game)
+    check_sgf(env_id, sgf, "--sgf")
+    env = gym.make(env_id, render_mode="ansi", illegal_action="raise").unwrapped
     env.reset(seed=seed)
     agent = make_agent(vs, seed=seed, iterations=iterations, time_limit=time)
+    actions: list[int] = []
+    try:
+        return _play_terminal(env, agent, vs, human_player, input_fn, out, actions)
+    finally:
+        if sgf is not None:
+            names = ("human", vs) if human_player == 0 else (vs, "human")
+            save_sgf(sgf, env, actions, *names)
+            print(f"game saved to {sgf}", file=out)
+
+
+def _play_terminal(
+    env: Any,
+    agent: Any,
+    vs: str,
+    human_player: int,
+    input_fn: Callable[[str], str],
+    out: TextIO,
+    actions: list[int],
+) -> float:
     while len(env.legal_actions()):
         print(env.render(), file=out)
         if env.current_player == human_player:
@@ -100,7 +126,9 @@ def play_terminal(
                 print("bye", file=out)
                 return -1.0
             try:
-                env.step(int(text))
+                action = _action_of(env, text)
+                env.step(action)
+                actions.append(action)
             except ValueError as exc:
                 print(f"  {exc}", file=out)
             continue
@@ -109,10 +137,39 @@ def play_terminal(
         move = env.action_to_string(a)
         print(f"{vs} plays {a} = {move} ({_time.perf_counter() - start:.2f} s)", file=out)
         env.step(a)
+        actions.append(int(a))
     print(env.render(), file=out)
     r = float(env.returns()[human_player])
     print({1.0: "you win", 0.0: "draw", -1.0: "you lose"}[r], file=out)
     return r
+
+
+def _action_of(env: Any, text: str) -> int:
+    """The action a person typed: its number, or its name (``E5``, ``pass``) among the legal
+    moves."""
+    if text.lstrip("-").isdigit():
+        return int(text)
+    for a in env.legal_actions():
+        if env.action_to_string(int(a)).lower() == text.lower():
+            return int(a)
+    raise ValueError(f"{text!r} is neither an action number nor a legal move's name")
+
+
+def check_sgf(env_id: str, path: str | None, option: str) -> None:
+    """Refuses an SGF option for a game other than Go.
+
+    Raises:
+        ValueError: naming the option and the game.
+    """
+    if path is not None and env_id != "mc_envs/Go-v0":
+        raise ValueError(f"{option}: SGF records are Go's; {env_id} has none")
+
+
+def save_sgf(path: str | Path, env: Any, actions: list[int], black: str, white: str) -> None:
+    """Writes the Go game played on ``env`` as SGF (atomically); see :mod:`mc_envs.go_sgf`."""
+    from mc_envs.go_sgf import save_game
+
+    save_game(path, env, actions, black=black, white=white)
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -125,15 +182,21 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def play_game(env: Any, first: Any, second: Any, seed: int = 0) -> float:
-    """Plays one game between two agents (``first`` moves first); returns player 0's result."""
+def play_game(
+    env: Any, first: Any, second: Any, seed: int = 0, moves: list[int] | None = None
+) -> float:
+    """Plays one game between two agents (``first`` moves first); returns player 0's result.
+    ``moves``, if given, gets the actions played."""
     env.reset(seed=seed)
     for agent in (first, second):
         if hasattr(agent, "reset"):
             agent.reset()
     players = (first, second)
     while len(env.legal_actions()):
-        env.step(players[env.current_player].act(env))
+        action = int(players[env.current_player].act(env))
+        env.step(action)
+        if moves is not None:
+            moves.append(action)
     return float(env.returns()[0])
 
 
@@ -148,6 +211,7 @@ def arena(
     time: float | None = None,
     progress: bool = True,
     out: TextIO | None = None,
+    sgf_dir: str | Path | None = None,
 ) -> dict:
     """Plays ``games`` games between two agents, alternating who moves first, and reports.
 
@@ -159,13 +223,19 @@ def arena(
         iterations, time: a budget per move for both tree agents (spec strings only).
         progress: show a progress bar on stderr.
         out: where to print the summary (stdout by default).
+        sgf_dir: Go: write game ``g`` (from 1) to ``sgf_dir/game-g.sgf``, the folder created if
+            needed; ``PB`` / ``PW`` are the specs (or class names) of who played Black / White.
 
     Returns:
         ``{"wins", "draws", "losses"}`` for ``agent_a``, its ``score`` (wins + draws / 2, per game)
         and the 95% Wilson interval of the score in ``interval``.
     """
     out = out or sys.stdout
-    env = gym.make(game_id(game), illegal_action="raise").unwrapped
+    env_id = game_id(game)
+    check_sgf(env_id, None if sgf_dir is None else str(sgf_dir), "--sgf-dir")
+    env = gym.make(env_id, illegal_action="raise").unwrapped
+    name_a = agent_a if isinstance(agent_a, str) else type(agent_a).__name__
+    name_b = agent_b if isinstance(agent_b, str) else type(agent_b).__name__
     wins = draws = losses = 0
     start = _time.perf_counter()
     for g in range(games):
@@ -180,8 +250,13 @@ def arena(
             else agent_b
         )
         a_first = g % 2 == 0
-        r0 = play_game(env, a, b, seed=seed + g) if a_first else play_game(env, b, a, seed=seed + g)
+        moves: list[int] = []
+        players = (a, b) if a_first else (b, a)
+        r0 = play_game(env, *players, seed=seed + g, moves=moves)
         r = r0 if a_first else -r0
+        if sgf_dir is not None:
+            names = (name_a, name_b) if a_first else (name_b, name_a)
+            save_sgf(Path(sgf_dir) / f"game-{g + 1:0{len(str(games))}d}.sgf", env, moves, *names)
         wins, draws, losses = wins + (r > 0), draws + (r == 0), losses + (r < 0)
         if progress:
             done = (g + 1) / games
@@ -197,8 +272,6 @@ def arena(
         print(file=sys.stderr)
     score = (wins + 0.5 * draws) / max(games, 1)
     lo, hi = wilson_interval(wins + 0.5 * draws, games)
-    name_a = agent_a if isinstance(agent_a, str) else type(agent_a).__name__
-    name_b = agent_b if isinstance(agent_b, str) else type(agent_b).__name__
     print(
         f"{name_a} vs {name_b} at {game}, {games} games: {wins} wins, {draws} draws, {losses} losses; "
         f"score {score:.3f} (95% CI {lo:.3f}-{hi:.3f})",

@@ -456,8 +456,11 @@ def run(
     marks: str = "none",
     env_kwargs: dict | None = None,
     hint_playouts: int = 2000,
+    sgf: str | None = None,
 ) -> int:
-    """Opens the play window and runs until it is closed. Returns an exit status (0)."""
+    """Opens the play window and runs until it is closed. Returns an exit status (0). ``sgf``:
+    Go, the file each finished game is saved to (a game left unfinished if none finished)."""
+    from mc_envs.go_sgf import save_session
     from mc_envs.render.theme import default_theme
     from mc_envs.render.window import Window
 
@@ -477,12 +480,16 @@ def run(
     )
     window = Window(session.frame_size(), session.title, fps=30)
     surface = window.pygame.Surface(session.frame_size())
+    saved = None
     try:
         while not session.quit and not window.closed:
             session.process(window.pump())
             session.draw(surface)
             window.show(surface)
             window.tick()
+            saved = save_session(sgf, session, vs, saved) if sgf else None
     finally:
+        if sgf and saved is None:
+            save_session(sgf, session, vs, final=True)
         window.close()
     return 0
