@@ -275,3 +275,17 @@ def test_hovering_the_button_lights_it() -> None:
     assert not np.array_equal(plain[y : y + h, x : x + w], lit[y : y + h, x : x + w])
     side = go._board_width(*go._geometry(env, t))
     assert np.array_equal(plain[:, :side], lit[:, :side])
+
+
+def test_play_takes_the_board_size(monkeypatch, capsys) -> None:
+    import mc_envs.render.play as play
+    from mc_envs.cli import main
+
+    seen = {}
+    monkeypatch.setattr(play, "run", lambda game, **kw: seen.update(kw, game=game) or 0)
+    assert main(["play", "go", "--size", "13", "--vs", "random"]) == 0
+    assert seen["game"] == "go" and seen["env_kwargs"] == {"size": 13}
+    assert play.make_env("go", **seen["env_kwargs"]).size == 13
+    monkeypatch.undo()
+    assert main(["play", "go", "--size", "4"]) == 2  # refused before a window opens
+    assert "Go size must be an integer in 5..19, got 4" in capsys.readouterr().err
