@@ -27,7 +27,7 @@ LABEL = (84, 60, 30)
 STONE = ((22, 22, 22), (218, 218, 210))  # Black, White
 SHINE = ((96, 96, 96), (255, 255, 255))  # the lit side of each stone
 RIM = ((0, 0, 0), (120, 120, 112))
-PANEL = 132  # pixels of the panel right of the board
+PANEL = 140  # pixels of the panel right of the board
 
 
 def _spacing(env: Any, theme: Any) -> int:
@@ -170,7 +170,7 @@ def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> in
 
 
 def _panel(pygame: Any, surface: Any, env: Any, theme: Any, lit: bool) -> None:
-    """The pass button, the captures, the last move and, at the end, the score."""
+    """The pass button, whose turn, the captures, the last move and, at the end, the score."""
     x, y, bw, bh = _button(env, theme)
     over = len(env.legal_actions()) == 0
     fill = theme.grid if not over else theme.empty
@@ -178,7 +178,12 @@ def _panel(pygame: Any, surface: Any, env: Any, theme: Any, lit: bool) -> None:
     pygame.draw.rect(surface, theme.accent if lit else theme.dim, (x, y, bw, bh), 2, 6)
     _text(surface, "Pass", 24, theme.text if not over else theme.dim, (x + bw // 2, y + bh // 2))
     state = env.state_view
-    top = y + bh + 18
+    top = y + bh + 16
+    if not over:
+        mover = env.current_player
+        _stone(pygame, surface, mover, (x + 8, top + 7), 8)
+        _left(surface, f"{SIDES[mover]} to play", 20, theme.text, (x + 22, top))
+    top += 32
     _left(surface, "Captured", 20, theme.dim, (x, top))
     for i in range(2):
         yy = top + 24 + i * 24
