@@ -374,7 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
     solve.set_defaults(func=cmd_solve)
 
     verify = sub.add_parser(
-        "verify", help="replay a record (mc-envs solution, Morpion MSR or PentaSol) and certify it"
+        "verify",
+        help="replay a record (mc-envs solution, Morpion MSR or PentaSol, Go SGF), certify it",
     )
     verify.add_argument("file", help="a record file, or a shipped record's name (mc-envs records)")
     verify.add_argument("--variant", choices=["5D", "5T"], help="Morpion rules to check against")
@@ -423,8 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument(
         "file",
-        help="an mc-envs solution record, a Morpion MSR/PentaSol record, or a shipped record's "
-        "name (mc-envs records)",
+        help="an mc-envs solution record, a Morpion MSR/PentaSol record, a Go SGF, or a shipped "
+        "record's name (mc-envs records)",
     )
     replay.add_argument(
         "--gif", help="write an animated GIF, one frame per move plus the start (video extra)"
