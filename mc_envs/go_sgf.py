@@ -222,7 +222,8 @@ def parse_sgf(data: bytes, name: str = "<sgf>") -> GoRecord:
     root = coarse.sequence[0]
 
     def fault(node: int, prop: str, why: str) -> SgfError:
-        raw = b"][".join(coarse_value(node, prop)).decode("latin-1")[:40]
+        raw = b"][".join(coarse_value(node, prop)).decode("utf-8", "replace")[:40]
+        raw = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in raw)
         return SgfError(f"{name}: node {node}: property {prop}[{raw}]: {why}")
 
     def coarse_value(node: int, prop: str) -> list[bytes]:
@@ -307,7 +308,7 @@ def _komi(root: Any, fault: Any) -> float:
         komi = float(root.get("KM")) if root.has_property("KM") else 0.0
     except (ValueError, LookupError):
         raise fault(0, "KM", "not a number") from None
-    if komi * 2 != round(komi * 2) or abs(komi) > 1000:
+    if not abs(komi) <= 1000 or komi * 2 != round(komi * 2):  # nan and inf fail the first
         raise fault(0, "KM", "komi must be a multiple of 0.5 within -1000..1000")
     return komi
 
