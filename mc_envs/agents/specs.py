@@ -4,8 +4,13 @@ A spec is ``"random"``, ``"uct"``, ``"puct"``, ``"uct-<preset>"`` or ``"puct-<pr
 difficulty of :data:`mc_envs.agents.mcts.presets.PRESETS`: beginner, easy, medium, hard, expert, master), or
 ``"puct-heuristic"`` (PUCT with Connect Four's heuristic prior), or ``"alphazero"`` (PUCT with the
 shipped Connect Four network, :mod:`mc_envs.agents.alphazero`, 200 simulations a move). ``"uct"`` and
-``"puct"`` alone are the ``medium`` difficulty. Anything else raises ``ValueError`` naming the
-known specs.
+``"puct"`` alone are the ``medium`` difficulty.
+
+Go also takes any GTP engine: ``"gtp:<command line>"``, e.g. ``"gtp:/usr/games/gnugo --mode gtp
+--level 10"`` (:class:`mc_envs.agents.gtp_player.GtpPlayer`: the program is started at its first
+move, without a shell, and ended when the agent is closed or collected; a time budget becomes its
+``time_settings``, an iteration budget is ignored; ``resign`` makes it pass for the rest of the
+game). Anything else raises ``ValueError`` naming the known specs.
 """
 
 from __future__ import annotations
@@ -16,12 +21,13 @@ from mc_envs.agents.mcts.presets import PRESETS
 
 KINDS = ("random", "uct", "puct")
 PRIORS = ("heuristic",)
+GTP = "gtp:"
 
 
 def known() -> list[str]:
     """Every spec :func:`parse` accepts."""
     tree = [f"{kind}{suffix}" for kind in KINDS[1:] for suffix in ["", *(f"-{p}" for p in PRESETS)]]
-    return ["random", *tree, *(f"puct-{p}" for p in PRIORS), "alphazero"]
+    return ["random", *tree, *(f"puct-{p}" for p in PRIORS), "alphazero", "gtp:<command line>"]
 
 
 def parse(
@@ -37,6 +43,10 @@ def parse(
     Raises:
         ValueError: an unknown spec, naming the known ones.
     """
+    if str(spec).startswith(GTP):
+        from mc_envs.agents.gtp_player import GtpPlayer
+
+        return GtpPlayer(str(spec)[len(GTP) :], time_limit=time_limit)
     from mc_envs.agents import PUCT, UCT, RandomAgent
 
     if str(spec).lower() == "alphazero":
