@@ -270,3 +270,24 @@ def test_replay_loads_sgf(tmp_path: Path) -> None:
     illegal.write_bytes(GNUGO_STYLE.replace(b"W[ee]", b"W[aa]"))
     with pytest.raises(ValueError, match="move 4 .*occupied"):
         replay.load(illegal)
+
+
+def test_mutated_records_give_a_verdict_or_one_line() -> None:
+    import random
+
+    rnd = random.Random(42)
+    alphabet = b"()[];\\:BWAEGMSZKRHPLt az19-+.\n\xff"
+    for _ in range(400):
+        data = bytearray(GNUGO_STYLE)
+        for _ in range(rnd.randint(1, 5)):
+            k = rnd.randrange(len(data))
+            if rnd.random() < 0.5:
+                data[k] = rnd.choice(alphabet)
+            else:
+                data.insert(k, rnd.choice(alphabet))
+        try:
+            verdict = go_sgf.verify(go_sgf.parse_sgf(bytes(data), "mutated.sgf"))
+        except go_sgf.SgfError as exc:
+            assert "\n" not in str(exc) and str(exc).startswith("mutated.sgf: ")
+        else:
+            assert "\n" not in verdict.message
