@@ -35,7 +35,6 @@ from mc_envs.cli_nrpa import (
 )
 from mc_envs.cli_records import cmd_records, cmd_replay, cmd_verify, names_for, position_text
 from mc_envs.gtp_engine import add_parser as add_gtp_parser
-from mc_envs.gtp_engine import add_parser as add_gtp_parser
 from mc_envs.registry import FLAGS, GAMES, Game, find, names
 
 
