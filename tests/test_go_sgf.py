@@ -291,3 +291,27 @@ def test_mutated_records_give_a_verdict_or_one_line() -> None:
             assert "\n" not in str(exc) and str(exc).startswith("mutated.sgf: ")
         else:
             assert "\n" not in verdict.message
+
+
+def test_play_window_saves_an_unfinished_game_when_closed(monkeypatch, tmp_path: Path) -> None:
+    pytest.importorskip("pygame", reason="the render extra")
+    from mc_envs.render import play, window
+
+    class ClosesAfterAWhile(window.Window):
+        frames = 0
+
+        def pump(self) -> list:
+            events = super().pump()
+            ClosesAfterAWhile.frames += 1
+            self.closed = self.closed or ClosesAfterAWhile.frames >= 90  # 3 s: random moved
+            return events
+
+        def close(self) -> None:  # keep the test display open
+            self.closed = True
+
+    monkeypatch.setattr(window, "Window", ClosesAfterAWhile)
+    path = tmp_path / "closed.sgf"
+    assert play.run("go", vs="random", human_player=1, sgf=str(path)) == 0
+    record = go_sgf.read_sgf(path)
+    assert len(record.actions) == 1 and record.colours == (0,)  # random (Black) moved; no RE
+    assert (record.black, record.white, record.result) == ("random", "human", None)
