@@ -361,5 +361,7 @@ def cmd_gtp(args: argparse.Namespace) -> int:
     sys.stdout = sys.stderr  # an agent's prints must not corrupt the protocol
     try:
         return engine.run(stdin, out)
+    except KeyboardInterrupt:
+        return 130
     finally:
         sys.stdout = out

@@ -230,6 +230,37 @@ def test_gnugo_as_opponent_both_colours(gnugo: str) -> None:
         assert pid not in children()
 
 
+def test_the_engine_follows_resets_undos_and_restored_positions(gnugo: str) -> None:
+    env = gym.make("mc_envs/Go-v0", illegal_action="raise").unwrapped
+    other = gym.make("mc_envs/Go-v0", illegal_action="raise").unwrapped
+    with GtpPlayer(GNUGO_ARGS, timeout=30) as player:
+
+        def agrees() -> bool:
+            return bool((board_of(player.send("showboard")) == env.board).all())
+
+        env.reset(seed=0)
+        mine = parse("random", seed=5)
+        snapshots = []
+        for _ in range(6):  # the player answers both colours: its own moves, one at a time
+            snapshots.append(env.clone_state())
+            env.step(player.act(env))
+            env.step(mine.act(env))
+        env.step(player.act(env))
+        assert agrees()
+        env.restore_state(snapshots[3])  # back in its game: the game again up to there
+        env.step(player.act(env))
+        assert agrees() and len(player._moves) == 7
+        other.reset(seed=1)
+        for _ in range(9):
+            other.step(mine.act(other))
+        env.restore_state(other.clone_state())  # a position it never saw: set up stone by stone
+        env.step(player.act(env))
+        assert agrees() and len(player._moves) == 1
+        env.reset()  # a new game: clear_board
+        env.step(player.act(env))
+        assert agrees() and env.board.sum() == 1
+
+
 def test_gnugo_spec_in_the_arena(gnugo: str, capsys: pytest.CaptureFixture) -> None:
     spec = "gtp:" + " ".join(GNUGO_ARGS)
     stats = arena("go", spec, "random", games=2, progress=False)
