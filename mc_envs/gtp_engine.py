@@ -103,6 +103,10 @@ class GtpEngine:
         max_moves: the env's move limit (default ``2 * size * size``); a game that reaches it is
             over: ``genmove`` answers ``pass`` and ``play`` ``? illegal move``.
 
+    Each ``cmd_<name>(args)`` method answers the GTP command ``<name>``: it returns the result
+    text or raises :class:`GtpFailure`; :meth:`handle` adds the ``=``/``?``, the id and the
+    empty line.
+
     Raises:
         ValueError: an unknown agent spec, a bad size or komi.
     """

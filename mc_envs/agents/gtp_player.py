@@ -46,8 +46,9 @@ class GtpError(ValueError):
 
 
 def _reader(stream: IO[str], lines: queue.Queue) -> None:
-    for line in iter(stream.readline, ""):
-        lines.put(line)
+    with contextlib.suppress(OSError, ValueError):  # closed by _shutdown while reading
+        for line in iter(stream.readline, ""):
+            lines.put(line)
     lines.put(None)  # end of file
 
 
