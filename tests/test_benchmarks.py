@@ -461,3 +461,40 @@ def test_alphazero_curve_scores_the_network_against_uct_as_it_trains(tmp_path):
         assert row["eval_games"] == 2 and row["score_vs_uct"] in (0.0, 0.25, 0.5, 0.75, 1.0)
         assert row["interval95"][0] <= row["score_vs_uct"] <= row["interval95"][1]
     assert out.with_suffix(".png").stat().st_size > 5_000
+
+
+def test_go_bench_measures_ours_and_the_peers_side_by_side_and_resumes(tmp_path, capsys):
+    # Every measurement of benchmarks/go_bench.py at a tiny budget, each in its own process;
+    # --resume measures again only what the report lacks.
+    out = tmp_path / "go.json"
+    tiny = ("--seconds", "0.1", "--sizes", "1", "--iterations", "40", "--moves", "2")
+    bench("go-bench", *tiny, "--out", str(out))
+    report = json.loads(out.read_text())
+    m = report["measurements"]
+    assert set(m) == {"ours_vector_n1", "pgx_vector_n1", "playouts", "ours_uct"} | {
+        "openspiel_uct",
+        "clone_restore",
+    }
+    for name in ("ours_vector_n1", "pgx_vector_n1"):
+        assert m[name]["steps_per_s"] > 0 and m[name]["steps"] == m[name]["batch_steps"], m[name]
+    assert m["pgx_vector_n1"]["jax_backend"] == "cpu"
+    assert m["playouts"]["playouts_per_s"] > 0 and 2 < m["playouts"]["moves_per_playout"] <= 162
+    for who in ("ours_uct", "openspiel_uct"):
+        assert m[who]["iterations"] == 80 and len(m[who]["moves"]) == 2, m[who]
+    assert m["clone_restore"]["pairs_per_s"] > 0
+    ratios = report["ratios"]
+    pgx = m["pgx_vector_n1"]["steps_per_s"]
+    assert abs(ratios["vector_n1_ours_over_pgx"] - m["ours_vector_n1"]["steps_per_s"] / pgx) < 0.01
+    osp = m["openspiel_uct"]["iterations_per_s"]
+    assert abs(ratios["uct_ours_over_openspiel"] - m["ours_uct"]["iterations_per_s"] / osp) < 0.01
+    assert [len(report["load_average"][k]) for k in ("start", "end")] == [3, 3]
+    assert report["command"].startswith("go_bench.py --seconds 0.1")
+    assert "uct_ours_over_openspiel" in capsys.readouterr().out
+
+    del m["clone_restore"]
+    out.write_text(json.dumps(report))
+    bench("go-bench", *tiny, "--out", str(out), "--resume")
+    again = json.loads(out.read_text())["measurements"]
+    assert again["clone_restore"]["pairs_per_s"] > 0
+    assert all(again[k] == v for k, v in m.items())
+    assert capsys.readouterr().out.count("(kept, --resume)") == 5
