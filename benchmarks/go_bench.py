@@ -32,6 +32,7 @@ import signal
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -328,6 +329,10 @@ def main(argv: list[str] | None = None) -> dict:
     report.setdefault("measurements", {})
     run = provenance(argv)
     report.update(run, machine=machine(), method=METHOD)
+    try:
+        report["machine"]["versions"]["open_spiel"] = metadata.version("open_spiel")
+    except metadata.PackageNotFoundError:
+        report["machine"]["versions"]["open_spiel"] = None
     report["runs"] = [*report.get("runs", []), run]
     report["settings"] = {k: getattr(args, k) for k in ("seconds", "sizes", "iterations", "moves")}
     report["load_average"] = {"start": list(os.getloadavg())}
