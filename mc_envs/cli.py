@@ -288,6 +288,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 human_player=1 if args.second else 0,
                 seed=args.seed,
                 sgf=args.sgf,
+                env_kwargs=_env_kwargs(args, game),
             )
         except KeyboardInterrupt:
             print("\ninterrupted", file=sys.stderr)
@@ -327,6 +328,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
             time=args.time,
             progress=not args.quiet,
             sgf_dir=args.sgf_dir,
+            env_kwargs=_env_kwargs(args, find(args.game)),
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -458,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--seed", type=int, default=0)
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
     arena.add_argument("--sgf-dir", help="Go: write each game as DIR/game-N.sgf")
+    _add_flags(arena, players=2)
     arena.set_defaults(func=cmd_arena)
 
     add_gtp_parser(sub)

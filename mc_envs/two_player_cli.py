@@ -67,6 +67,7 @@ def play_terminal(
     input_fn: Callable[[str], str] = input,
     out: TextIO | None = None,
     sgf: str | None = None,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> float:
     """A human against an agent in the terminal.
 
@@ -80,6 +81,7 @@ def play_terminal(
             action number or its name (``E5``, ``pass`` in Go).
         out: where to print (stdout by default).
         sgf: Go: the SGF file the game is saved to when play ends (``RE`` only if it is over).
+        env_kwargs: the env's keyword arguments (Go's ``size``, ``komi`` ...).
 
     Returns:
         The human's result: +1 win, 0 draw, -1 loss (also when the human leaves with ``q`` or
@@ -91,7 +93,8 @@ def play_terminal(
     out = out or sys.stdout
     env_id = game_id(game)
     check_sgf(env_id, sgf, "--sgf")
-    env = gym.make(env_id, render_mode="ansi", illegal_action="raise").unwrapped
+    env = gym.make(env_id, render_mode="ansi", illegal_action="raise", **(env_kwargs or {}))
+    env = env.unwrapped
     env.reset(seed=seed)
     agent = make_agent(vs, seed=seed, iterations=iterations, time_limit=time)
     actions: list[int] = []
@@ -212,6 +215,7 @@ def arena(
     progress: bool = True,
     out: TextIO | None = None,
     sgf_dir: str | Path | None = None,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> dict:
     """Plays ``games`` games between two agents, alternating who moves first, and reports.
 
@@ -225,6 +229,7 @@ def arena(
         out: where to print the summary (stdout by default).
         sgf_dir: Go: write game ``g`` (from 1) to ``sgf_dir/game-g.sgf``, the folder created if
             needed; ``PB`` / ``PW`` are the specs (or class names) of who played Black / White.
+        env_kwargs: the env's keyword arguments (Go's ``size``, ``komi`` ...).
 
     Returns:
         ``{"wins", "draws", "losses"}`` for ``agent_a``, its ``score`` (wins + draws / 2, per game)
@@ -233,7 +238,7 @@ def arena(
     out = out or sys.stdout
     env_id = game_id(game)
     check_sgf(env_id, None if sgf_dir is None else str(sgf_dir), "--sgf-dir")
-    env = gym.make(env_id, illegal_action="raise").unwrapped
+    env = gym.make(env_id, illegal_action="raise", **(env_kwargs or {})).unwrapped
     name_a = agent_a if isinstance(agent_a, str) else type(agent_a).__name__
     name_b = agent_b if isinstance(agent_b, str) else type(agent_b).__name__
     wins = draws = losses = 0

@@ -226,6 +226,27 @@ def test_arena_writes_one_file_a_game_matching_its_tally(tmp_path: Path) -> None
     assert tally == {k: stats[k] for k in tally}
 
 
+def test_arena_and_terminal_play_take_the_game_flags(tmp_path: Path) -> None:
+    folder = tmp_path / "small"
+    done = cli("arena", "go", "random", "random", "--games", "2", "--size", "5", "--quiet",
+               "--sgf-dir", str(folder))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "2 games" in done.stdout
+    sizes = {go_sgf.read_sgf(path).size for path in folder.iterdir()}
+    assert sizes == {5}
+    path = tmp_path / "terminal.sgf"
+    done = subprocess.run(
+        [sys.executable, "-m", "mc_envs.cli", "play", "go", "--terminal", "--size", "7",
+         "--vs", "random", "--sgf", str(path)],
+        input="D4\n", capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    record = go_sgf.read_sgf(path)
+    assert record.size == 7 and record.actions[0] == 3 * 7 + 3  # D4: the middle of 7x7
+    bad = cli("arena", "connect4", "random", "random", "--size", "5", "--quiet")
+    assert bad.returncode == 2 and "--size" in bad.stderr and len(bad.stderr.splitlines()) == 1
+
+
 def test_terminal_play_saves_the_game(tmp_path: Path) -> None:
     path = tmp_path / "terminal.sgf"
     moves = iter(["E5", "pass", "q"])
