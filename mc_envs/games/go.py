@@ -256,6 +256,14 @@ def _legal_word(state, i, slot, w, mine_captured, head, libs, captured, table):
     near |= (e << s) | _srl(e_lo, 64 - s) | _srl(e, s) | (e_hi << (64 - s))
     easy = e & near & ~state[mine_captured + i]
     hard = e & ~easy
+    once = state[mine_captured + i]
+    plain = hard & ~once  # no earlier position to recreate: only suicide to test
+    while plain:
+        b = lowest_bit(plain)
+        if _outcome(state, i * 64 + b, head, libs) != SUICIDE:
+            easy |= np.int64(1) << b
+        plain &= plain - 1
+    hard &= once
     while hard:
         b = lowest_bit(hard)
         if _legal_at(state, i * 64 + b, head, libs, captured, w, table):
