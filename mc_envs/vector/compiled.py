@@ -75,7 +75,8 @@ def _unmark(i, legal, n_legal, masks):
     # Called before anything writes legal[i].
     n = n_legal[i]
     if n == 0:
-        masks[i, :] = False
+        for j in range(masks.shape[1]):
+            masks[i, j] = False
     for j in range(n):
         masks[i, legal[i, j]] = False
 
@@ -87,7 +88,8 @@ def _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores):  # pra
     n_legal[i] = n
     mask = masks[i]
     if n == 0:  # the game is over: every action marked, as the single env's info["action_mask"]
-        mask[:] = True
+        for j in range(mask.shape[0]):
+            mask[j] = True
     for j in range(n):
         mask[legal[i, j]] = True
     k_observe(s, obs[i])
