@@ -331,6 +331,14 @@ def _figures_from_the_reports():
             (m["scheme"], m["workers"]): m["playouts_per_s"] for m in _report(name.name)["measured"]
         }
         figures.append(f"{rates[('distributed_l3', 2)] / rates[('distributed_l3', 1)]:.2f}")
+    go = _report("go_bench.json")
+    measured = go["measurements"]
+    figures += [
+        f"{measured['ours_vector_n1024']['steps_per_s']:,.0f}",
+        f"{measured['pgx_vector_n1024']['steps_per_s']:,.0f}",
+        f"ours {go['ratios']['vector_n1024_ours_over_pgx']:.1f}x",
+        f"ours {go['ratios']['uct_ours_over_openspiel']:.2f}x",
+    ]
     selfplay = _report("selfplay_bench.json")
     figures += [
         f"{selfplay['together']['positions_per_s']:,.0f}",
