@@ -28,8 +28,6 @@ import argparse
 import json
 import math
 import os
-import signal
-import subprocess
 import sys
 import time
 from importlib import metadata
@@ -39,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.reporting import provenance, save_report  # noqa: E402
+from benchmarks.reporting import run_child as measured_apart  # noqa: E402
 
 GO_ID = "mc_envs/Go-v0"
 PGX_NAME = "go_9x9"
@@ -231,26 +230,8 @@ def one(spec: dict) -> dict:
 
 
 def run_child(spec: dict, timeout: float) -> dict:
-    """``spec`` measured in a fresh process (this script with ``--one``): its JSON line, or
-    ``{"error": ...}`` when it fails or outlives ``timeout`` seconds (then it is killed)."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", json.dumps(spec)]
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return {"error": f"timeout: killed after {timeout:.0f} s"}
-    except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise
-    lines = [line for line in stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        tail = " | ".join(stderr.strip().splitlines()[-3:])
-        return {"error": f"exit {proc.returncode}: {tail}"}
-    return json.loads(lines[-1])
+    """``spec`` measured in a fresh process (:func:`benchmarks.reporting.run_child`)."""
+    return measured_apart(__file__, spec, timeout)
 
 
 def specs(args: argparse.Namespace) -> dict[str, dict]:

@@ -9,7 +9,9 @@ time, like the figures of the NMCS paper.
 from __future__ import annotations
 
 import json
+import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -125,3 +127,27 @@ def save_report(out: Path, report: dict) -> None:
 
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, json.dumps(report, indent=1))
+
+
+def run_child(script: str | Path, spec: dict, timeout: float) -> dict:
+    """Runs ``spec`` in a fresh process (``script --one SPEC``): its last JSON line, or
+    ``{"error": ...}`` when it fails or outlives ``timeout`` seconds (then its whole process
+    group, async workers included, is killed)."""
+    cmd = [sys.executable, str(Path(script).resolve()), "--one", json.dumps(spec)]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return {"error": f"timeout: killed after {timeout:.0f} s"}
+    except BaseException:  # Ctrl-C: the measurement's processes go with this one
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = " | ".join(stderr.strip().splitlines()[-3:])
+        return {"error": f"exit {proc.returncode}: {tail}"}
+    return json.loads(lines[-1])

@@ -28,8 +28,6 @@ import json
 import math
 import os
 import platform
-import signal
-import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -38,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.reporting import provenance, save_report  # noqa: E402
+from benchmarks.reporting import run_child as measured_apart  # noqa: E402
 from benchmarks.vector_bench_impls import PGX_NAMES, one  # noqa: E402
 
 PACKAGES = ("numpy", "numba", "jax", "jaxlib", "pgx", "gymnasium", "torch")
@@ -124,27 +123,8 @@ def machine() -> dict:
 
 
 def run_child(spec: dict, timeout: float) -> dict:
-    """Runs ``spec`` in a fresh process (this script with ``--one``); its JSON line, or
-    ``{"error": ...}`` when it fails or outlives ``timeout`` seconds (then its whole process
-    group, async workers included, is killed)."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", json.dumps(spec)]
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return {"error": f"timeout: killed after {timeout:.0f} s"}
-    except BaseException:  # Ctrl-C: the measurement's processes go with this one
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise
-    lines = [line for line in stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        tail = " | ".join(stderr.strip().splitlines()[-3:])
-        return {"error": f"exit {proc.returncode}: {tail}"}
-    return json.loads(lines[-1])
+    """``spec`` measured in a fresh process (:func:`benchmarks.reporting.run_child`)."""
+    return measured_apart(__file__, spec, timeout)
 
 
 def cells(ids: list[str], sizes: list[int], impls: list[str]) -> list[tuple[str, str, int]]:
