@@ -1,9 +1,11 @@
 """Small helpers shared by the planner tests."""
 
+import sys
 from functools import cache
 
 import gymnasium as gym
 import numpy as np
+import pytest
 
 import mc_envs  # noqa: F401
 from mc_envs.games import tictactoe as ttt
@@ -68,3 +70,27 @@ def perfect_move(s: np.ndarray) -> int:
         if v > best:
             best, move = v, int(a)
     return move
+
+
+@pytest.fixture(autouse=True, scope="module")
+def pygame_display():
+    """A dummy display (events can be posted) for each module that imports this fixture
+    (autouse); pygame and the drawings' caches are unloaded afterwards (see test_render_draw)."""
+    from mc_envs import render
+
+    render.require_pygame()
+    import pygame
+
+    pygame.display.init()
+    pygame.display.set_mode((8, 8))
+    yield
+    from mc_envs.render.draw import morpion, samegame
+    from mc_envs.render.theme import _TEXT_CACHE, font
+
+    pygame.quit()
+    font.cache_clear()
+    _TEXT_CACHE.clear()
+    samegame._CACHE.clear()
+    morpion._BACKGROUND.clear()
+    for name in [m for m in sys.modules if m == "pygame" or m.startswith("pygame.")]:
+        del sys.modules[name]

@@ -4,12 +4,10 @@ once, the winning line marked, the sides named, help that tells the truth, the r
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
+from helpers import pygame_display  # noqa: F401  (autouse: a dummy display for the module)
 
-from mc_envs import render
 from mc_envs.games import connect_four as c4rules
 from mc_envs.games import tictactoe as tttrules
 from mc_envs.registry import names
@@ -19,25 +17,6 @@ pygame = pytest.importorskip("pygame")
 
 # What a status line says when a game has ended, in every game's drawing.
 END_WORDS = ("game over", "wins", "draw", "solved", "dead end")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _display():
-    """A dummy display (events can be posted); pygame is unloaded afterwards (see test_render_draw)."""
-    render.require_pygame()
-    pygame.display.init()
-    pygame.display.set_mode((8, 8))
-    yield
-    from mc_envs.render.draw import morpion, samegame
-    from mc_envs.render.theme import _TEXT_CACHE, font
-
-    pygame.quit()
-    font.cache_clear()
-    _TEXT_CACHE.clear()
-    samegame._CACHE.clear()
-    morpion._BACKGROUND.clear()
-    for name in [m for m in sys.modules if m == "pygame" or m.startswith("pygame.")]:
-        del sys.modules[name]
 
 
 def session_for(game: str, **kwargs):

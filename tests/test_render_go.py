@@ -4,10 +4,9 @@ the score at the end; the territory's owners on ASCII boards against the kernel'
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
+from helpers import pygame_display  # noqa: F401  (autouse: a dummy display for the module)
 
 from mc_envs import render
 from mc_envs.games import go_layout as layout
@@ -16,22 +15,6 @@ from mc_envs.games.go_area import owners
 from mc_envs.state import State
 
 pygame = pytest.importorskip("pygame")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _display():
-    """A dummy display; pygame is unloaded afterwards (see test_render_draw)."""
-    render.require_pygame()
-    pygame.display.init()
-    pygame.display.set_mode((8, 8))
-    yield
-    from mc_envs.render.theme import _TEXT_CACHE, font
-
-    pygame.quit()
-    font.cache_clear()
-    _TEXT_CACHE.clear()
-    for name in [m for m in sys.modules if m == "pygame" or m.startswith("pygame.")]:
-        del sys.modules[name]
 
 
 def go_env(size: int = 9, board: str | None = None, to_move: int = 0):

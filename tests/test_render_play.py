@@ -2,37 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
+from helpers import pygame_display  # noqa: F401  (autouse: a dummy display for the module)
 
-from mc_envs import render
 from mc_envs.games import morpion as mrules
 
 pygame = pytest.importorskip("pygame")
 
 EASY = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79"
 BOARD = "1122\n1122\n3344\n3345"
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _display():
-    """A dummy display (events can be posted); pygame is unloaded afterwards (see test_render_draw)."""
-    render.require_pygame()
-    pygame.display.init()
-    pygame.display.set_mode((8, 8))
-    yield
-    from mc_envs.render.draw import morpion, samegame
-    from mc_envs.render.theme import _TEXT_CACHE, font
-
-    pygame.quit()
-    font.cache_clear()
-    _TEXT_CACHE.clear()
-    samegame._CACHE.clear()
-    morpion._BACKGROUND.clear()
-    for name in [m for m in sys.modules if m == "pygame" or m.startswith("pygame.")]:
-        del sys.modules[name]
 
 
 def session_for(game: str, **kwargs):
