@@ -2,8 +2,9 @@
 
 The cache directory is chosen before numba is imported. ``NUMBA_CACHE_DIR`` is honoured when the user
 sets it; otherwise the package uses ``~/.cache/mc-envs/numba-<hash>`` where the hash covers the
-source of ``mc_envs`` and ``agents``. Numba only invalidates a cached function when its own file
-changes, not when a kernel it calls does, so keying the directory on all sources keeps caches honest.
+source of every module that may hold compiled code or a constant compiled code reads. Numba only
+invalidates a cached function when its own file changes, not when a kernel it calls does, so
+keying the directory on all those sources keeps caches honest.
 A read-only home falls back to a temporary directory.
 """
 
@@ -19,13 +20,48 @@ from typing import Any
 
 _ROOT = Path(__file__).resolve().parent.parent
 
+# Modules that hold no compiled code and no constant a kernel reads: editing them keeps the cache
+# (tests/test_structure.py checks that none of them compiles anything or is imported by code that
+# does). Every other module of mc_envs, a new one included, is part of the cache's key.
+NOT_COMPILED = (
+    "render/",
+    "envs/",
+    "pettingzoo/",
+    "agents/alphazero/",
+    "agents/checkpoint.py",
+    "agents/compile_ahead.py",
+    "agents/gtp_player.py",
+    "agents/specs.py",
+    "cli.py",
+    "cli_input.py",
+    "cli_nrpa.py",
+    "cli_records.py",
+    "extras.py",
+    "go_sgf.py",
+    "gtp_engine.py",
+    "morpion_records.py",
+    "records.py",
+    "registry.py",
+    "testing.py",
+    "two_player_cli.py",
+)
+
+
+def compiled_sources() -> list[Path]:
+    """The source files whose text keys the cache: every module except those of NOT_COMPILED."""
+    package = _ROOT / "mc_envs"
+    return [
+        path
+        for path in sorted(package.rglob("*.py"))
+        if not path.relative_to(package).as_posix().startswith(NOT_COMPILED)
+    ]
+
 
 def _source_hash() -> str:
     digest = hashlib.sha1()
-    for path in sorted((_ROOT / "mc_envs").rglob("*.py")):
-        if "render" not in path.relative_to(_ROOT).parts:  # the drawing compiles nothing
-            digest.update(path.name.encode())
-            digest.update(path.read_bytes())
+    for path in compiled_sources():
+        digest.update(path.relative_to(_ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 
 

@@ -4,8 +4,10 @@ import counts), no module over 500 lines, no free names in the search templates.
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,3 +113,33 @@ def test_agents_are_grouped_by_family() -> None:
     flat = sorted(p.stem for p in (ROOT / "mc_envs" / "agents").glob("*.py"))
     assert len(flat) <= 10, flat  # the shared modules; the families are subpackages
     from mc_envs.agents import NMCS, NRPA, PUCT, UCT  # noqa: F401  (the public door)
+
+
+def test_the_modules_left_out_of_the_cache_key_compile_nothing_and_feed_no_kernel() -> None:
+    """mc_envs._numba keys the numba cache on every module but NOT_COMPILED: those must define no
+    compiled code, and no module in the key may take a number from them,
+    since compiled code freezes the numbers it reads."""
+    from mc_envs._numba import NOT_COMPILED, compiled_sources
+
+    keyed = {path.resolve() for path in compiled_sources()}
+    modules = _modules()
+    left_out = {name for name, path in modules.items() if path.resolve() not in keyed}
+    assert "mc_envs.render" in left_out and "mc_envs.games.go" not in left_out
+    markers = ("njit", "prange", "instantiate(", "@numba", "numba.jit")
+    compiling = [n for n in sorted(left_out) if any(m in modules[n].read_text() for m in markers)]
+    assert not compiling, f"modules left out of the cache key ({NOT_COMPILED}) compile: {compiling}"
+    feeding = []
+    for name, path in modules.items():
+        if name in left_out:
+            continue
+        for node in ast.parse(path.read_text()).body:  # module globals: what kernels read
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in left_out:
+                source = importlib.import_module(node.module)
+                feeding += [
+                    f"{name}: {node.module}.{a.name}"
+                    for a in node.names
+                    if isinstance(getattr(source, a.name), (int, float, np.number))
+                ]
+    assert not feeding, (
+        f"modules in the cache key take constants from modules outside it: {feeding}"
+    )

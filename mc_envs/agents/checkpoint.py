@@ -28,7 +28,7 @@ import numpy as np
 from mc_envs.records import write_atomic
 
 FORMAT = "mc-envs/checkpoint"
-VERSION = 1
+FILE_VERSION = 1
 
 
 def state_fingerprint(env: Any) -> dict[str, str]:
@@ -77,8 +77,10 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"{path}: not a JSON checkpoint ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{path}: not an mc-envs checkpoint (format {FORMAT!r} expected)")
-    if data.get("version") != VERSION:
-        raise ValueError(f"{path}: checkpoint version {data.get('version')!r}, expected {VERSION}")
+    if data.get("version") != FILE_VERSION:
+        raise ValueError(
+            f"{path}: checkpoint version {data.get('version')!r}, expected {FILE_VERSION}"
+        )
     if "checksum" in data and data["checksum"] != checksum(data):
         raise ValueError(f"{path}: checksum mismatch: the checkpoint was edited or corrupted")
     return data

@@ -152,12 +152,12 @@ class Runner:
 
     def dump(self, program: Program) -> dict[str, Any]:
         """The whole checkpoint of the search (see :mod:`mc_envs.agents.checkpoint`)."""
-        from mc_envs.agents.checkpoint import FORMAT, VERSION, state_fingerprint
+        from mc_envs.agents.checkpoint import FILE_VERSION, FORMAT, state_fingerprint
 
         score, actions = self.best.read(self.control)
         return {
             "format": FORMAT,
-            "version": VERSION,
+            "version": FILE_VERSION,
             "algo": program.algo,
             "params": program.params,
             "state": state_fingerprint(self.base),
