@@ -13,15 +13,76 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import IntEnum, StrEnum
 from typing import Any, Protocol
 
 import numpy as np
 
-# Shared control block between a search and its runner (int64 array).
-STOP, PLAYOUTS, PLAYOUT_LIMIT, VERSION, ITERATIONS, ITERATION_LIMIT, RUNS = range(7)
-CONTROL_SIZE = 8
 NO_LIMIT = np.iinfo(np.int64).max
 NEG_INF = -1.0e300
+
+
+class Slot(IntEnum):
+    """The control block: one int64 array shared by a search (compiled or not) and its runner.
+
+    Compiled code reads these members as constants (``control[Slot.STOP]``).
+    """
+
+    STOP = 0  # a StopCode: NONE while the search may go on
+    PLAYOUTS = 1  # playouts made so far
+    PLAYOUT_LIMIT = 2  # the playout budget (NO_LIMIT: none)
+    BEST_WRITES = 3  # bumped before and after each write of the best sequence: odd while writing
+    ITERATIONS = 4  # tree iterations made so far
+    ITERATION_LIMIT = 5  # the iteration budget (NO_LIMIT: none)
+    RUNS = 6  # complete runs (NMCS, NRPA) made so far
+    PAUSE = 7  # nonzero: return at the next safe point (a checkpoint, the compiled path's switch)
+
+
+CONTROL_SIZE = len(Slot)
+
+
+class StopReason(StrEnum):
+    """Why a search ended: the values of ``SearchResult.stopped`` (equal to their strings)."""
+
+    COMPLETE = "complete"  # the search ended by itself (a complete run, no budget)
+    PLAYOUTS = "playouts"
+    ITERATIONS = "iterations"
+    TIME = "time"
+    CALLBACK = "callback"
+    INTERRUPT = "interrupt"
+    MAX_SCORE = "max_score"  # the env's max_score was reached
+    MEMORY = "memory"  # the tree reached its memory cap
+    STOPPED = "stopped"  # a parallel task told to stop (its search ended elsewhere)
+    LATE = "late"  # a parallel task that never returned
+
+
+class StopCode(IntEnum):
+    """What a search writes in ``control[Slot.STOP]`` (compiled code reads these as constants)."""
+
+    NONE = 0  # go on
+    STOPPED = 1  # the runner stopped it (the runner knows why: time, callback, interrupt)
+    MAX_SCORE = 2
+    PLAYOUTS = 3
+    ITERATIONS = 4
+    MEMORY = 5
+
+    @property
+    def reason(self) -> StopReason:
+        """The :class:`StopReason` reported for this code."""
+        return _REASONS[self]
+
+
+_REASONS = {
+    StopCode.NONE: StopReason.COMPLETE,
+    StopCode.STOPPED: StopReason.STOPPED,
+    StopCode.MAX_SCORE: StopReason.MAX_SCORE,
+    StopCode.PLAYOUTS: StopReason.PLAYOUTS,
+    StopCode.ITERATIONS: StopReason.ITERATIONS,
+    StopCode.MEMORY: StopReason.MEMORY,
+}
+
+# Old names of three slots, read by mcts/tree.py and mcts/puct_eval.py until they use Slot.
+STOP, ITERATIONS, ITERATION_LIMIT = Slot.STOP, Slot.ITERATIONS, Slot.ITERATION_LIMIT
 
 
 @dataclass
@@ -34,8 +95,9 @@ class SearchResult:
         playouts: playouts (random games to the end) performed.
         seconds: wall-clock time of the search.
         iterations: tree iterations (tree searches) or completed nested runs (NMCS, NRPA).
-        stopped: why the search ended: ``"complete"``, ``"playouts"``, ``"iterations"``,
-            ``"time"``, ``"callback"``, ``"interrupt"`` or ``"max_score"``.
+        stopped: why the search ended, a :class:`StopReason` (a ``str``: ``"complete"``,
+            ``"playouts"``, ``"iterations"``, ``"time"``, ``"callback"``, ``"interrupt"``,
+            ``"max_score"`` or ``"memory"``).
         root_actions, root_visits, root_values: root statistics of tree searches.
     """
 
@@ -44,7 +106,7 @@ class SearchResult:
     playouts: int
     seconds: float
     iterations: int = 0
-    stopped: str = "complete"
+    stopped: str = StopReason.COMPLETE
     root_actions: np.ndarray | None = None
     root_visits: np.ndarray | None = None
     root_values: np.ndarray | None = None
@@ -71,6 +133,46 @@ class Progress:
 
 
 Callback = Callable[[Progress], Any]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What may end a search, built once from ``search``'s keyword arguments.
+
+    Attributes:
+        time: wall-clock seconds from the call (None: no limit). It means the clock only.
+        playouts: playouts (counted inside the search, so a seeded search is reproducible).
+        iterations: tree iterations (tree searches) or complete runs (NMCS, NRPA).
+        callback: called with :class:`Progress`; returning True ends the search.
+    """
+
+    time: float | None = None
+    playouts: int | None = None
+    iterations: int | None = None
+    callback: Callback | None = None
+
+    @property
+    def bounded(self) -> bool:
+        """Whether anything but the search itself ends it (a time, playout or iteration limit)."""
+        return self.time is not None or self.playouts is not None or self.iterations is not None
+
+    def control(self) -> np.ndarray:
+        """A fresh control block (:class:`Slot`) holding the playout and iteration limits."""
+        control = np.zeros(CONTROL_SIZE, dtype=np.int64)
+        control[Slot.PLAYOUT_LIMIT] = NO_LIMIT if self.playouts is None else int(self.playouts)
+        control[Slot.ITERATION_LIMIT] = (
+            NO_LIMIT if self.iterations is None else int(self.iterations)
+        )
+        return control
+
+    def keywords(self) -> dict[str, Any]:
+        """The budget as ``search``'s keyword arguments (what a worker's task is given)."""
+        return {
+            "time_limit": self.time,
+            "playouts": self.playouts,
+            "iterations": self.iterations,
+            "callback": self.callback,
+        }
 
 
 class Agent(Protocol):
@@ -100,31 +202,21 @@ class Best:
     def read(self, control: np.ndarray) -> tuple[float, list[int]]:
         """A consistent copy of (score, actions), retried while the search is writing it."""
         while True:
-            before = control[VERSION]
+            before = control[Slot.BEST_WRITES]
             score, n = float(self.score[0]), int(self.length[0])
             seq = self.seq[:n].tolist()
-            if before % 2 == 0 and control[VERSION] == before:  # not torn by a writer
+            if before % 2 == 0 and control[Slot.BEST_WRITES] == before:  # not torn by a writer
                 return score, seq
 
 
-def new_control(playouts: int | None, iterations: int | None) -> np.ndarray:
-    """A fresh control block with the given budgets."""
-    control = np.zeros(CONTROL_SIZE, dtype=np.int64)
-    control[PLAYOUT_LIMIT] = NO_LIMIT if playouts is None else int(playouts)
-    control[ITERATION_LIMIT] = NO_LIMIT if iterations is None else int(iterations)
-    return control
-
-
-def run_search(
+def supervise(
     work: Callable[[], Any],
     control: np.ndarray,
     best: Best,
-    *,
-    time_limit: float | None,
-    callback: Callback | None,
+    budget: Budget,
     report_every: float = 0.5,
 ) -> tuple[str, float]:
-    """Runs ``work()`` in a thread under a time limit, a callback and Ctrl-C.
+    """Runs ``work()`` in a thread under the budget's time limit and callback, and Ctrl-C.
 
     The callback is called once the search has a first result, and at the end if the search
     ended before its last improvement was reported (that call's answer is ignored: the search is
@@ -133,9 +225,10 @@ def run_search(
     search with no result (score ``-inf``, no actions).
 
     Returns:
-        (why it stopped, seconds). ``why`` is ``"time"``, ``"callback"`` or ``"interrupt"`` when the
-        runner stopped it; otherwise ``""`` and the search says why.
+        (why it stopped, seconds). ``why`` is :class:`StopReason` ``TIME``, ``CALLBACK`` or
+        ``INTERRUPT`` when the runner stopped it; otherwise ``""`` and the search says why.
     """
+    time_limit, callback = budget.time, budget.callback
     failure: list[BaseException] = []
 
     done = threading.Event()
@@ -145,7 +238,7 @@ def run_search(
             work()
         except BaseException as exc:  # re-raised in the calling thread
             failure.append(exc)
-            control[STOP] = 1
+            control[Slot.STOP] = StopCode.STOPPED
         finally:
             done.set()
 
@@ -160,28 +253,30 @@ def run_search(
         while not done.wait(0.02):
             now = time.perf_counter()
             if time_limit is not None and now - start >= time_limit and not why:
-                why = "time"
-                control[STOP] = 1
+                why = StopReason.TIME
+                control[Slot.STOP] = StopCode.STOPPED
             if callback is not None and not why and best.score[0] > NEG_INF:
-                version = int(control[VERSION])
+                version = int(control[Slot.BEST_WRITES])
                 improved = version != last_version
                 if improved or now - last_report >= report_every:
                     score, seq = best.read(control)
                     last_version, last_report = version, now
                     if callback(
-                        Progress(now - start, score, seq, int(control[PLAYOUTS]), improved)
+                        Progress(now - start, score, seq, int(control[Slot.PLAYOUTS]), improved)
                     ):
-                        why = "callback"
-                        control[STOP] = 1
+                        why = StopReason.CALLBACK
+                        control[Slot.STOP] = StopCode.STOPPED
     except KeyboardInterrupt:
-        why = "interrupt"
-        control[STOP] = 1
+        why = StopReason.INTERRUPT
+        control[Slot.STOP] = StopCode.STOPPED
         done.wait()
     seconds = time.perf_counter() - start
     if failure:
         raise failure[0]
-    unreported = int(control[VERSION]) != last_version  # ended before reporting its last result
+    unreported = (
+        int(control[Slot.BEST_WRITES]) != last_version
+    )  # ended before reporting its last result
     if callback is not None and not why and best.score[0] > NEG_INF and unreported:
         score, seq = best.read(control)
-        callback(Progress(seconds, score, seq, int(control[PLAYOUTS]), True))
+        callback(Progress(seconds, score, seq, int(control[Slot.PLAYOUTS]), True))
     return why, seconds

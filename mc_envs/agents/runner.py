@@ -4,10 +4,10 @@ An algorithm supplies a *program* (:class:`Program`): its arrays, its compiled o
 point, and (for resumable searches) what its checkpoint holds. :class:`Runner` does the rest, the
 same way for every search:
 
-- the control block shared with the compiled code (:mod:`mc_envs.agents.base`) plus a ``PAUSE`` slot, and
+- the control block shared with the compiled code (:class:`mc_envs.agents.base.Slot`), and
   the :class:`~mc_envs.agents.ops.Shared` record of the best sequence;
 - budgets: playouts and tree iterations counted inside the search, complete runs counted here,
-  the time limit, the callback and Ctrl-C by :func:`mc_envs.agents.base.run_search`;
+  the time limit, the callback and Ctrl-C by :func:`mc_envs.agents.base.supervise`;
 - checkpoints: a ticker asks the search to pause every ``checkpoint_every`` seconds; the runner
   saves (:mod:`mc_envs.agents.checkpoint`) and continues; a resumed search is checked before any compiled
   code sees it;
@@ -25,24 +25,18 @@ from typing import Any, Protocol
 import numpy as np
 
 from mc_envs.agents.base import (
-    CONTROL_SIZE,
-    ITERATIONS,
     NEG_INF,
-    PLAYOUT_LIMIT,
-    PLAYOUTS,
-    RUNS,
-    STOP,
     Best,
+    Budget,
     Callback,
     SearchResult,
-    new_control,
-    run_search,
+    Slot,
+    StopCode,
+    StopReason,
+    supervise,
 )
-from mc_envs.agents.common import stop_reason
 from mc_envs.agents.compile_ahead import StandIn, stand_in
 from mc_envs.agents.ops import EnvStates, Game, Shared, compiled_states, move_bound
-
-PAUSE = CONTROL_SIZE  # an extra control slot: pause at the next safe point (checkpoints)
 
 
 class Program(Protocol):
@@ -122,8 +116,7 @@ class Runner:
         self.base = env.unwrapped
         self.run_limit = run_limit
         self.iterations_are_runs = iterations_are_runs
-        self.control = np.zeros(CONTROL_SIZE + 2, dtype=np.int64)
-        self.control[:CONTROL_SIZE] = new_control(playouts, iterations)
+        self.control = Budget(playouts=playouts, iterations=iterations).control()
         self.max_moves = move_bound(self.base)
         self.best = Best(self.max_moves)
         self.max_score = 1.0e300 if max_score is None else float(max_score)
@@ -163,9 +156,9 @@ class Runner:
             "state": state_fingerprint(self.base),
             "best": {"score": score, "actions": actions},
             "control": {
-                "playouts": int(self.control[PLAYOUTS]),
-                "runs": int(self.control[RUNS]),
-                "iterations": int(self.control[ITERATIONS]),
+                "playouts": int(self.control[Slot.PLAYOUTS]),
+                "runs": int(self.control[Slot.RUNS]),
+                "iterations": int(self.control[Slot.ITERATIONS]),
                 "seconds": round(self.seconds(), 3),
             },
             "search": program.dump(),
@@ -190,14 +183,14 @@ class Runner:
         self.best.seq[:n] = actions
         self.best.length[0] = n
         self.best.score[0] = best_score
-        self.control[PLAYOUTS] = playouts
-        self.control[RUNS] = runs
-        self.control[ITERATIONS] = iterations
+        self.control[Slot.PLAYOUTS] = playouts
+        self.control[Slot.RUNS] = runs
+        self.control[Slot.ITERATIONS] = iterations
         self.spent = seconds
-        if self.control[PLAYOUTS] >= self.control[PLAYOUT_LIMIT]:
-            self.control[STOP] = 3
+        if self.control[Slot.PLAYOUTS] >= self.control[Slot.PLAYOUT_LIMIT]:
+            self.control[Slot.STOP] = StopCode.PLAYOUTS
         if self.best.score[0] >= self.max_score:
-            self.control[STOP] = 2
+            self.control[Slot.STOP] = StopCode.MAX_SCORE
 
     def seconds(self) -> float:
         """The seconds this search has run, over all the calls that resumed it."""
@@ -230,7 +223,7 @@ class Runner:
         if len(self.base.legal_actions()) == 0:  # a finished game: nothing to search
             self.best.score[0] = float(getattr(self.base, "score", 0.0))
             self.best.length[0] = 0
-            return "complete", 0.0
+            return StopReason.COMPLETE, 0.0
         control, limit = self.control, self.run_limit
         standin = self.standin = None
         if time_limit is not None and getattr(program, "fast", False) and hasattr(program, "bind"):
@@ -240,26 +233,26 @@ class Runner:
             program.bind(False, plain=True)  # until the child has compiled the fast path
         elif program.fast:  # compiles (or loads) before the clock: a call told to stop at once
             idle = np.zeros_like(control)
-            idle[STOP] = 1
+            idle[Slot.STOP] = StopCode.STOPPED
             program.call(idle, False)
-        first_playouts = int(control[PLAYOUTS])
+        first_playouts = int(control[Slot.PLAYOUTS])
         done = threading.Event()
 
         def ticker() -> None:
             while not done.wait(checkpoint_every):
-                control[PAUSE] = 1
+                control[Slot.PAUSE] = 1
 
         def work() -> None:
-            while control[STOP] == 0:
-                if limit is not None and control[RUNS] >= limit:
+            while control[Slot.STOP] == StopCode.NONE:
+                if limit is not None and control[Slot.RUNS] >= limit:
                     return
                 program.call(control, limit is None)
-                if control[PAUSE] != 0:
-                    if control[STOP] == 0 and checkpoint is not None:
+                if control[Slot.PAUSE] != 0:
+                    if control[Slot.STOP] == StopCode.NONE and checkpoint is not None:
                         write_checkpoint(checkpoint, self.dump(program))
-                    control[PAUSE] = 0
+                    control[Slot.PAUSE] = 0
                     if standin is not None and standin.switched is None and standin.ready():
-                        standin.playouts = int(control[PLAYOUTS]) - first_playouts
+                        standin.playouts = int(control[Slot.PLAYOUTS]) - first_playouts
                         standin.switched = time.perf_counter() - self.started
                         program.bind(True)
                 elif limit is None:
@@ -268,11 +261,11 @@ class Runner:
         if checkpoint is not None:
             threading.Thread(target=ticker, name="mc-envs-checkpoint", daemon=True).start()
         if standin is not None:
-            standin.watch(control, PAUSE, done)
+            standin.watch(control, Slot.PAUSE, done)
         self.started = time.perf_counter()
         try:
-            why, seconds = run_search(
-                work, control, self.best, time_limit=time_limit, callback=callback
+            why, seconds = supervise(
+                work, control, self.best, Budget(time=time_limit, callback=callback)
             )
         finally:
             done.set()
@@ -280,13 +273,13 @@ class Runner:
                 self.base.restore_state(self.snapshot)
         self.spent, self.started = self.spent + seconds, None
         if standin is not None and standin.switched is None:
-            standin.playouts = int(control[PLAYOUTS]) - first_playouts
+            standin.playouts = int(control[Slot.PLAYOUTS]) - first_playouts
         if checkpoint is not None:
             write_checkpoint(checkpoint, self.dump(program))
         if not why:
-            why = stop_reason(control[STOP])
-            if why == "complete" and self.iterations_are_runs:
-                why = "iterations"
+            why = StopCode(control[Slot.STOP]).reason
+            if why == StopReason.COMPLETE and self.iterations_are_runs:
+                why = StopReason.ITERATIONS
         return why, seconds
 
     def result(
@@ -297,13 +290,13 @@ class Runner:
         score, actions = answer if answer is not None else self.best.read(self.control)
         if score == NEG_INF:  # stopped before a first result
             score = float("-inf")
-        fields.setdefault("iterations", int(self.control[RUNS]))
+        fields.setdefault("iterations", int(self.control[Slot.RUNS]))
         if self.standin is not None:
             fields["extra"] = {**fields.get("extra", {}), "compile": self.standin.note()}
         return SearchResult(
             score=score,
             actions=actions,
-            playouts=int(self.control[PLAYOUTS]),
+            playouts=int(self.control[Slot.PLAYOUTS]),
             seconds=seconds,
             stopped=why,
             **fields,

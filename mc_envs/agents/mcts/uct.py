@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs.agents.base import ITERATIONS, NEG_INF, PLAYOUTS, STOP, Callback, SearchResult
+from mc_envs.agents.base import NEG_INF, Callback, SearchResult, Slot, StopCode
 from mc_envs.agents.mcts.presets import PRESETS, preset_iterations
 from mc_envs.agents.mcts.tree import (
     BACKUP_MAX,
@@ -52,7 +52,6 @@ from mc_envs.agents.mcts.tree import (
 )
 from mc_envs.agents.ops import move_bound
 from mc_envs.agents.parallel.root import ParallelAgent, root_search, solo
-from mc_envs.agents.runner import PAUSE as RUNNER_PAUSE
 from mc_envs.agents.runner import Runner
 from mc_envs.rng import rng_state
 
@@ -259,9 +258,9 @@ class TreeAgent(ParallelAgent):
         return SearchResult(
             score=score,
             actions=pv,
-            playouts=int(control[PLAYOUTS]),
+            playouts=int(control[Slot.PLAYOUTS]),
             seconds=seconds,
-            iterations=int(control[ITERATIONS]),
+            iterations=int(control[Slot.ITERATIONS]),
             stopped=why,
             root_actions=actions,
             root_visits=visits,
@@ -439,9 +438,9 @@ class _Program:
             code = self.fn(self.g, self._arrays(), self.w, self.policy, self.rng, sh)
             if code == GROW:
                 if not self.tree.grow(self.max_tree_bytes):
-                    control[STOP] = 5  # "memory"
+                    control[Slot.STOP] = StopCode.MEMORY
                     return
-            elif code != PAUSE or control[RUNNER_PAUSE] != 0:
+            elif code != PAUSE or control[Slot.PAUSE] != 0:
                 return
 
     def dump(self) -> dict[str, Any]:

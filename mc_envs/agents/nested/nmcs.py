@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs.agents.base import NEG_INF, RUNS, STOP, Callback, SearchResult
+from mc_envs.agents.base import NEG_INF, Callback, SearchResult, Slot, StopCode
 from mc_envs.agents.common import count_playout, record
 from mc_envs.agents.nested.nmcs_parallel import moves_search
 from mc_envs.agents.ops import (
@@ -37,7 +37,7 @@ from mc_envs.agents.ops import (
     score,
 )
 from mc_envs.agents.parallel.root import ParallelAgent, root_search
-from mc_envs.agents.runner import PAUSE, Runner, nested_budgets
+from mc_envs.agents.runner import Runner, nested_budgets
 from mc_envs.rng import rng_below, rng_state
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
@@ -68,7 +68,7 @@ def _nmcs(level, d0, g, a, k, rng, sh):
     Leaves the best sequence from this node in ``a.seqs[level, :a.lens[level]]`` and returns its
     score (without memorisation: the sequence actually played and its score).
 
-    Resumable: when the search is stopped or asked to pause (``control[PAUSE]``) between two
+    Resumable: when the search is stopped or asked to pause (``control[Slot.PAUSE]``) between two
     candidate moves, it saves its loop state in ``a.frames[level]``/``a.scores[level]`` and
     returns with ``frames[level, F_ACTIVE]`` still set; its parent then saves its own state the
     same way. Called again (with the parent's ``states[level]`` as before), it replays its
@@ -97,7 +97,7 @@ def _nmcs(level, d0, g, a, k, rng, sh):
         step_best = NEG_INF
     pause = False
     while True:
-        if control[STOP] != 0 or control[PAUSE] != 0:
+        if control[Slot.STOP] != StopCode.NONE or control[Slot.PAUSE] != 0:
             pause = True  # ``first`` is 0 except on a resumed step, which continues at ``first``
             break
         n = legal(states, level, ws, moves[level])
@@ -148,7 +148,7 @@ def _nmcs(level, d0, g, a, k, rng, sh):
                 if take:
                     step_best = s
                     step_move = m
-            if control[STOP] != 0 or control[PAUSE] != 0:
+            if control[Slot.STOP] != StopCode.NONE or control[Slot.PAUSE] != 0:
                 pause = True
                 first = i + 1
                 break
@@ -187,7 +187,7 @@ def _iterate(level, restarts, g, a, k, rng, sh):
     """
     top = level + 1
     control, seqs, lens = sh.control, a.seqs, a.lens
-    while control[STOP] == 0 and control[PAUSE] == 0:
+    while control[Slot.STOP] == StopCode.NONE and control[Slot.PAUSE] == 0:
         copy_state(g.states, level, top)
         if level == 0:
             n = playout(g.states, 0, k.policy, rng, g.ws, a.path, 0)
@@ -200,7 +200,7 @@ def _iterate(level, restarts, g, a, k, rng, sh):
             s = _nmcs(level, 0, g, a, k, rng, sh)
             if a.frames[level, F_ACTIVE] != 0:  # stopped or paused: the run continues later
                 break
-        control[RUNS] += 1
+        control[Slot.RUNS] += 1
         if s > a.run_best[0]:
             a.run_best[0] = s
             seqs[top, : lens[level]] = seqs[level, : lens[level]]
@@ -390,7 +390,8 @@ class _Program:
     def answer(self) -> tuple[float, list[int]] | None:
         """Without memorisation, the best completed run (the game the search played)."""
         control, top = self.runner.control, self.agent.level + 1
-        if control[RUNS] > 0 and not self.agent.memorize and control[STOP] != 2:
+        stopped = control[Slot.STOP]
+        if control[Slot.RUNS] > 0 and not self.agent.memorize and stopped != StopCode.MAX_SCORE:
             return float(self.a.run_best[0]), self.a.seqs[top, : self.a.lens[top]].tolist()
         return None
 

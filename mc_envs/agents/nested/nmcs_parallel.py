@@ -14,7 +14,7 @@ import math
 import time
 from typing import Any
 
-from mc_envs.agents.base import NEG_INF, Callback, Progress, SearchResult
+from mc_envs.agents.base import NEG_INF, Callback, Progress, SearchResult, StopReason
 from mc_envs.agents.parallel.root import open_pool, root_instead, run_root, solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT, Rounds
 from mc_envs.rng import rng_below, rng_state
@@ -159,11 +159,11 @@ def moves_search(
                             step_best, step_move = s, m
                 rounds.show(best_score, best_actions)
                 if best_score >= max_score and not why:
-                    why = "max_score"
+                    why = StopReason.MAX_SCORE
                 elif playouts is not None and (rounds.total >= playouts or cut) and not why:
-                    why = "playouts"
+                    why = StopReason.PLAYOUTS
                 elif cut and not why:
-                    why = "stopped"
+                    why = StopReason.STOPPED
                 fallback = "" if why or not timed else root_instead(agent, rounds)
                 if why or fallback:
                     break
@@ -179,13 +179,13 @@ def moves_search(
                 if not agent.memorize and base.score > best_score:  # the game played itself
                     best_score, best_actions = float(base.score), played
     except KeyboardInterrupt:
-        why = "interrupt"
+        why = StopReason.INTERRUPT
     finally:
         rounds.close()
         pool.close()
         base.restore_state(snapshot)
     if not why:
-        why = "iterations" if iterations is not None else "complete"
+        why = StopReason.ITERATIONS if iterations is not None else StopReason.COMPLETE
     return SearchResult(
         score=float(best_score) if best_score > NEG_INF else float("-inf"),
         actions=best_actions,

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mc_envs._numba import instantiate, njit
-from mc_envs.agents.base import NEG_INF, RUNS, STOP
+from mc_envs.agents.base import NEG_INF, Slot, StopCode
 from mc_envs.agents.common import count_playout, record
 from mc_envs.agents.ops import (
     bias,
@@ -38,7 +38,6 @@ from mc_envs.agents.ops import (
     score,
     select,
 )
-from mc_envs.agents.runner import PAUSE
 from mc_envs.rng import rng_uniform
 
 PRIME = 524_287  # policy table size (2**19 - 1): codes are reduced modulo this prime
@@ -300,7 +299,7 @@ def _nrpa(level, g, a, pol, log, k, rng, sh):
     control, iters, active = sh.control, a.iters, a.active
     below = level - 1
     while iters[level] < k.n_iter:
-        if control[STOP] != 0 or control[PAUSE] != 0:
+        if control[Slot.STOP] != StopCode.NONE or control[Slot.PAUSE] != 0:
             break
         if active[level] == 0:
             if level > 1:  # a rollout reads its parent's row: it never adapts it
@@ -316,11 +315,11 @@ def _nrpa(level, g, a, pol, log, k, rng, sh):
                 a.scores[0] = s
                 a.lens[0] = n
                 _keep(level, a, log)
-                if control[STOP] != 0:
+                if control[Slot.STOP] != StopCode.NONE:
                     break
         else:
             _nrpa(below, g, a, pol, log, k, rng, sh)
-            if control[STOP] != 0 or control[PAUSE] != 0:
+            if control[Slot.STOP] != StopCode.NONE or control[Slot.PAUSE] != 0:
                 break  # the child is unfinished: this iteration continues on resume
             _keep(level, a, log)
         active[level] = 0
@@ -356,7 +355,7 @@ def _iterate(level, restarts, g, a, pol, log, k, rng, sh):
     """
     top = level + 1
     control = sh.control
-    while control[STOP] == 0 and control[PAUSE] == 0:
+    while control[Slot.STOP] == StopCode.NONE and control[Slot.PAUSE] == 0:
         if a.active[top] == 0:
             clear_policy(pol.w, pol.mark, pol.used, pol.nused, level)
             a.iters[level] = 0
@@ -365,10 +364,10 @@ def _iterate(level, restarts, g, a, pol, log, k, rng, sh):
             a.reps[level] = 0
             a.active[top] = 1
         s = _nrpa(level, g, a, pol, log, k, rng, sh)
-        if control[STOP] != 0 or control[PAUSE] != 0:
+        if control[Slot.STOP] != StopCode.NONE or control[Slot.PAUSE] != 0:
             break
         a.active[top] = 0
-        control[RUNS] += 1
+        control[Slot.RUNS] += 1
         if s > a.scores[top]:
             n = a.lens[level]
             a.scores[top] = s

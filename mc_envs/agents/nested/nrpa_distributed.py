@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from mc_envs._numba import is_cached
-from mc_envs.agents.base import NEG_INF, RUNS, Callback, SearchResult
+from mc_envs.agents.base import NEG_INF, Callback, SearchResult, Slot, StopReason
 from mc_envs.agents.nested.nrpa_core import clear_policy
 from mc_envs.agents.parallel.root import open_pool, root_instead, run_root, solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT, Rounds
@@ -51,7 +51,7 @@ class _PolicySearch:
         s.a.active[level + 1] = 1  # a run under way: it starts from these weights, not from zero
         why, seconds = runner.run(program, time_limit=time_limit, callback=callback)
         result = runner.result(why, seconds)
-        if runner.control[RUNS] > 0:
+        if runner.control[Slot.RUNS] > 0:
             n = int(s.a.lens[level + 1])
             result.score = float(s.a.scores[level + 1])
             result.actions = s.a.seqs[level + 1, :n].tolist()
@@ -147,7 +147,7 @@ def distributed_search(
                 why = rounds.why
                 cut = False
                 for r in results:  # in iteration order, as sequential NRPA
-                    if r["stopped"] == "late":
+                    if r["stopped"] == StopReason.LATE:
                         continue  # the search is over; its best so far was shown
                     if r["score"] > best_score:
                         best_score, best_actions = r["score"], list(r["actions"])
@@ -162,9 +162,9 @@ def distributed_search(
                     master.adapt(level)
                 done_iters += k
                 if best_score >= max_score and not why:
-                    why = "max_score"
+                    why = StopReason.MAX_SCORE
                 elif playouts is not None and (rounds.total >= playouts or cut) and not why:
-                    why = "playouts"
+                    why = StopReason.PLAYOUTS
                 rounds.show(best_score, best_actions)
                 fallback = "" if why or not timed else root_instead(agent, rounds)
                 if fallback:
@@ -176,14 +176,14 @@ def distributed_search(
                 runs += more
                 why = rounds.why
     except KeyboardInterrupt:
-        why = "interrupt"
+        why = StopReason.INTERRUPT
     finally:
         rounds.close()
         pool.close()
         if runner.snapshot is not None:
             base.restore_state(runner.snapshot)
     if not why:
-        why = "iterations" if iterations is not None else "complete"
+        why = StopReason.ITERATIONS if iterations is not None else StopReason.COMPLETE
     return SearchResult(
         score=float(best_score) if best_score > NEG_INF else float("-inf"),
         actions=best_actions,

@@ -34,7 +34,7 @@ from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
-from mc_envs.agents.base import NEG_INF, Progress, SearchResult
+from mc_envs.agents.base import NEG_INF, Progress, SearchResult, StopReason
 from mc_envs.agents.compile_ahead import allowed as stand_in_allowed
 from mc_envs.agents.compile_ahead import enable as compile_ahead_enable
 from mc_envs.extras import require
@@ -117,7 +117,9 @@ def run_task(task: Any, env: Any, budgets: dict, index: int, channel: Any) -> di
         return channel.stopped(index)
 
     if channel.stopped(index) and not budgets.get("resume"):  # it ended while this task waited
-        result = SearchResult(score=NEG_INF, actions=[], playouts=0, seconds=0.0, stopped="stopped")
+        result = SearchResult(
+            score=NEG_INF, actions=[], playouts=0, seconds=0.0, stopped=StopReason.STOPPED
+        )
     else:
         if channel.stopped(index):  # a resumed task still hands back the best its file saved
             budgets["time_limit"] = 0.0

@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mc_envs.agents.base import NEG_INF, Callback, SearchResult
+from mc_envs.agents.base import NEG_INF, Callback, SearchResult, StopReason
 from mc_envs.agents.checkpoint import Checker, is_seconds, read_checkpoint, saved_seconds
 from mc_envs.agents.ops import move_bound
 from mc_envs.agents.parallel.root import open_pool, solo, worker_seed
@@ -412,9 +412,13 @@ def _result(
     for summary in heats:
         if summary["score"] > score:
             score, actions = summary["score"], summary["actions"]
-    stopped = rounds.why if rounds.why not in ("", "max_score") else ""
+    stopped = rounds.why if rounds.why not in ("", StopReason.MAX_SCORE) else ""
     if not stopped:
-        stopped = "max_score" if "max_score" in reasons else (reasons[-1] if reasons else "time")
+        stopped = (
+            StopReason.MAX_SCORE
+            if StopReason.MAX_SCORE in reasons
+            else (reasons[-1] if reasons else StopReason.TIME)
+        )
     return SearchResult(
         score=float(score) if score > NEG_INF else float("-inf"),
         actions=list(actions),

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from mc_envs.agents.base import NEG_INF, Callback, SearchResult
+from mc_envs.agents.base import NEG_INF, Callback, SearchResult, StopReason
 from mc_envs.agents.parallel.pools import BACKENDS, make_pool
 from mc_envs.agents.parallel.rounds import Rounds
 from mc_envs.core import strict
@@ -278,11 +278,13 @@ def root_search(
         top = max(ordered, key=lambda r: r["score"])
         if top["score"] >= score:
             score, actions = top["score"], top["actions"]
-    stopped = rounds.why if rounds.why not in ("", "max_score") else ""
+    stopped = rounds.why if rounds.why not in ("", StopReason.MAX_SCORE) else ""
     if not stopped:
         reasons = [r["stopped"] for r in ordered]
         stopped = (
-            "max_score" if "max_score" in reasons else (reasons[0] if reasons else "interrupt")
+            StopReason.MAX_SCORE
+            if StopReason.MAX_SCORE in reasons
+            else (reasons[0] if reasons else StopReason.INTERRUPT)
         )
     return SearchResult(
         score=float(score) if score > NEG_INF else float("-inf"),
@@ -315,4 +317,4 @@ def _saved_best(path: str, env: Any) -> dict:
         playouts = check.count(control.get("playouts"), "control.playouts")
     except ValueError:
         return {}
-    return {"score": score, "actions": actions, "playouts": playouts, "stopped": "time"}
+    return {"score": score, "actions": actions, "playouts": playouts, "stopped": StopReason.TIME}

@@ -30,14 +30,21 @@ import time
 import traceback
 from typing import Any
 
-from mc_envs.agents.base import NEG_INF, Callback, Progress
+from mc_envs.agents.base import NEG_INF, Callback, Progress, StopReason
 from mc_envs.agents.parallel.pools import REPORT_EVERY, run_task
 
 GRACE = 0.6  # seconds after the time limit that the tasks still out get to return (a worker
 # hears of the stop at its next report, within ``mc_envs.agents.base.run_search``'s 0.5 s)
 PATIENCE = 1.0  # a task no worker has reported on for this long is run by the caller too
 MEASURE = 0.5  # seconds of batches (once the workers have started) before judging them
-CUT = ("playouts", "max_score", "stopped", "callback", "time", "late")  # a task that did not finish
+CUT = (  # why a task that did not finish stopped
+    StopReason.PLAYOUTS,
+    StopReason.MAX_SCORE,
+    StopReason.STOPPED,
+    StopReason.CALLBACK,
+    StopReason.TIME,
+    StopReason.LATE,
+)
 
 
 def _late(index: int, playouts: int) -> dict:
@@ -48,7 +55,7 @@ def _late(index: int, playouts: int) -> dict:
         "playouts": int(playouts),
         "seconds": 0.0,
         "iterations": 0,
-        "stopped": "late",
+        "stopped": StopReason.LATE,
         "index": index,
     }
 
@@ -185,7 +192,7 @@ class Rounds:
             return budgets
         left = self.remaining()
         if left == 0.0:
-            self.end("time")  # the tasks not yet started return at once
+            self.end(StopReason.TIME)  # the tasks not yet started return at once
         left = min(left, budgets.get("time_limit", left))  # a task's own share stays its own
         return {**budgets, "time_limit": left, "deadline": time.time() + left}
 
@@ -217,7 +224,7 @@ class Rounds:
             try:
                 messages, finished = self.pool.poll(0.02)
             except KeyboardInterrupt:
-                self.end("interrupt")
+                self.end(StopReason.INTERRUPT)
                 deadline = time.perf_counter() + 10
                 continue
             now = time.perf_counter()
@@ -262,8 +269,8 @@ class Rounds:
                 elif not self.helper.busy() and not self.why and self._worth_starting():
                     self._stand_in(tasks, results, heard, lost, copied, now)
             if self.remaining() == 0.0 and not self.why:
-                self.end("time")
-            if self.why == "time" and deadline is None:
+                self.end(StopReason.TIME)
+            if self.why == StopReason.TIME and deadline is None:
                 deadline = time.perf_counter() + GRACE
             if deadline is not None and time.perf_counter() > deadline:
                 break
@@ -301,8 +308,8 @@ class Rounds:
         self.show(result["score"], result["actions"])
         keys = ("by", "node", "ready", "seconds", "playouts")
         self.log.append({"index": index, **{k: result.get(k) for k in keys}})
-        if result["stopped"] == "max_score":
-            self.end("max_score")  # the others cannot do better
+        if result["stopped"] == StopReason.MAX_SCORE:
+            self.end(StopReason.MAX_SCORE)  # the others cannot do better
 
     def _worth_starting(self) -> bool:
         left = self.remaining()
@@ -374,7 +381,7 @@ class Rounds:
         try:
             stop = self.callback(progress)
         except KeyboardInterrupt:
-            self.end("interrupt")
+            self.end(StopReason.INTERRUPT)
             return
         if stop:
-            self.end("callback")
+            self.end(StopReason.CALLBACK)
