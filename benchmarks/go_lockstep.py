@@ -13,7 +13,11 @@ So a move in pgx's mask and not in ours must be such a case: each one is checked
 is a superko move by our rules (the point empty, not a suicide), and pgx, playing it on a copy
 of the game, ends the game with its player losing. A move in our mask and not in pgx's fails.
 pgx also gives White a tie (``black - komi > white`` wins for Black, else White): with a
-half-point komi there is none.
+half-point komi there is none. The move cap (``max_termination_steps``, ``2 * n * n`` moves as
+our ``max_moves``): pgx ends the game there as a terminal, scored one; our kernel stops and scores
+it the same (``OVER``, ``RESULT``: compared as any end) and tells it apart (``go.truncated``),
+which our envs report as a truncation (reward 0): each such game is checked to have ended on
+both sides at the cap, not by two passes, pgx's winner equal to our kernel's.
 
     python benchmarks/go_lockstep.py --games 10000 --out benchmarks/results/go_lockstep.json --resume
 """
@@ -69,6 +73,7 @@ class Pgx:
             "colour": np.asarray(state._x.color),
             "terminated": np.asarray(state.terminated),
             "psk": np.asarray(state._x.is_psk),
+            "passes": np.asarray(state._x.consecutive_pass_count),
             # pgx's rewards are per player; player order[colour] plays that colour
             "black_reward": rewards[np.arange(len(order)), order[:, 0]],
         }
@@ -159,7 +164,10 @@ def _chunk(pgx: Pgx, size: int, seed: int, batch: int, stats: dict[str, int]) ->
                 assert (_our_board(s) == after["board"][g]).all(), (where, "final board")
                 stats["games"] += 1
                 stats["black_wins"] += result > 0
-                stats["two_passes" if s[layout.PASSES] >= 2 else "move_limit"] += 1
+                cut = bool(go.truncated(s))
+                at_cap = len(moves[g]) == 2 * size * size  # pgx's max_termination_steps
+                assert cut == (at_cap and after["passes"][g] < 2), (where, "the move cap")
+                stats["move_limit" if cut else "two_passes"] += 1
 
 
 def _pgx_count(state: np.ndarray, action: int) -> int:

@@ -9,7 +9,9 @@ an empty ``B[]`` / ``W[]`` (FF[4]; ``tt`` is read as a pass too on boards up to 
   exact rules are Go-v0's: Tromp-Taylor area scoring (every stone on the board counts as alive),
   positional superko, suicide illegal.
 - ``RE`` as the SGF spec writes it, from Go-v0's area score: ``B+3.5``, ``W+0.5``, ``0`` for a
-  draw; no ``RE`` when the game was left before its end. Read: also ``Draw``, ``B+`` (winner
+  draw; no ``RE`` when the game was left before its end. A game stopped at the move cap
+  (``max_moves``: truncated in the env) gets the Tromp-Taylor score of the board there, the
+  adjudication that ``returns()`` and the planners use, and a ``GC`` saying so. Read: also ``Draw``, ``B+`` (winner
   only), ``B+R`` / ``B+Resign``, ``B+T`` / ``B+Time``, ``B+F`` / ``B+Forfeit``, ``?`` and ``Void``.
 - Read: the main line only (variations are skipped), a missing ``SZ`` is 19 and a missing ``KM``
   0 (sgfmill's default). Refused, each with a one-line :class:`SgfError` naming the node (0 is
@@ -60,6 +62,7 @@ class GoRecord:
         black, white: ``PB`` and ``PW``, or None.
         rules: ``RU``, or None.
         nodes: the node index (0 the root) of each move, for messages.
+        comment: ``GC`` (the game's comment), or None.
     """
 
     size: int
@@ -71,6 +74,7 @@ class GoRecord:
     white: str | None = None
     rules: str | None = None
     nodes: tuple[int, ...] = ()
+    comment: str | None = None
 
     def __post_init__(self) -> None:
         if not self.nodes:
@@ -95,9 +99,11 @@ def game_record(
     env: Any, actions: list[int], *, black: str | None = None, white: str | None = None
 ) -> GoRecord:
     """The record of a game played on ``env`` (a Go env, unwrapped, at the game's last
-    position): ``RE`` from our score if the game is over, else none."""
+    position): ``RE`` from our score if the game is over (or stopped at the move cap, with a
+    ``GC`` saying so), else none."""
     env = getattr(env, "unwrapped", env)
     over = len(env.legal_actions()) == 0
+    cut = over and bool(env.kernel.truncated(env.state_view))
     return GoRecord(
         size=int(env.size),
         komi=float(env.komi),
@@ -107,7 +113,13 @@ def game_record(
         black=black,
         white=white,
         rules=RULES,
+        comment=cap_note(env.max_moves) if cut else None,
     )
+
+
+def cap_note(max_moves: int) -> str:
+    """``GC`` of a game stopped at the move cap."""
+    return f"stopped at the move cap (max_moves={max_moves}): RE is the Tromp-Taylor score there"
 
 
 def to_sgf(record: GoRecord, *, date: _dt.date | None = None) -> bytes:
@@ -120,7 +132,8 @@ def to_sgf(record: GoRecord, *, date: _dt.date | None = None) -> bytes:
     root = game.get_root()
     root.set("KM", float(record.komi))
     root.set("RU", record.rules or RULES)
-    for key, value in (("PB", record.black), ("PW", record.white), ("RE", record.result)):
+    fields = (("PB", record.black), ("PW", record.white), ("RE", record.result))
+    for key, value in (*fields, ("GC", record.comment)):
         if value is not None:
             root.set(key, str(value))
     game.set_date(date or _dt.datetime.now(_dt.timezone.utc).date())
@@ -300,6 +313,7 @@ def parse_sgf(data: bytes, name: str = "<sgf>") -> GoRecord:
         white=text("PW"),
         rules=text("RU"),
         nodes=tuple(where),
+        comment=text("GC"),
     )
 
 
@@ -392,6 +406,8 @@ def verify(record: GoRecord) -> Verdict:
     detail = f"Black {black}, White {white}, komi {env.komi:g}"
     over = len(env.legal_actions()) == 0
     where = "" if over else " (the moves stop before two passes: scored as the board stands)"
+    if over and env.kernel.truncated(env.state_view):
+        where = f" (stopped at the move cap, {env.max_moves} moves: scored as the board stands)"
     said = record.result
     parsed = parse_result(said) if said is not None else None
     if parsed is None or parsed[2] in ("unknown", "void"):

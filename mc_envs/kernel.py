@@ -10,6 +10,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+#: The info key that says a step stopped the game at its move cap (``Kernel.truncated``).
+CAP_INFO = "max_moves_reached"
+
 
 @dataclass(frozen=True)
 class Kernel:
@@ -31,6 +34,10 @@ class Kernel:
     ``observe(state, out)`` writes the env's observation of the state into ``out`` (an array of the
     observation space's shape and dtype): the single env and the compiled vector env
     (:mod:`mc_envs.vector`) both observe through it.
+    A game that ends itself at a move cap its rules do not have (Go's ``max_moves``) gives
+    ``truncated(state) -> bool``: whether a finished game was cut there. Searches value such a game
+    by ``returns`` as any other end; the single and vector envs report it truncated (not
+    terminated, reward 0), with ``info[CAP_INFO]`` True.
     A game may give ``code(state, action, ws) -> int >= 0``, the move's code for NRPA's policy,
     computed before the action is played; without it the code is the action. It may also give
     ``legal_codes(state, ws, out, codes) -> n``, ``legal`` that also writes every action's code
@@ -67,12 +74,42 @@ class Kernel:
     player: Any = None
     returns: Any = None
     observe: Any = None
+    truncated: Any = None
     code: Any = None
     legal_codes: Any = None
     select: Any = None
     bias: Any = None
     selections: dict[str, Callable[[np.ndarray], int]] = field(default_factory=dict)
     priors: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_module(
+        cls,
+        module: Any,
+        *,
+        name: str,
+        max_moves: int,
+        max_actions: int,
+        two_player: bool = False,
+        **extra: Any,
+    ) -> Kernel:
+        """The kernel of a game module that defines the functions under their names here
+        (``legal``, ``play``, ``playout``, ``score``, ``workspace``, ``observe``, and with
+        ``two_player`` ``player`` and ``returns``) and ``POLICIES``; ``extra``: the other fields.
+
+        Raises:
+            AttributeError: the module lacks one of those names.
+        """
+        names = ("legal", "play", "playout", "score", "workspace", "observe")
+        names += ("player", "returns") if two_player else ()
+        return cls(
+            name=name,
+            max_moves=int(max_moves),
+            max_actions=int(max_actions),
+            policies=dict(module.POLICIES),
+            **{key: getattr(module, key) for key in names},
+            **extra,
+        )
 
     def __reduce__(self) -> tuple:
         """Pickles each function that is a module global by its module and name, so that a kernel

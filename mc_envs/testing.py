@@ -36,7 +36,8 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _check_legal(check: str, env: Any, terminated: bool) -> np.ndarray:
+def _check_legal(check: str, env: Any, terminated: bool, truncated: bool = False) -> np.ndarray:
+    # A truncated game may have moves left (a time limit) or none (a move cap the game enforces).
     legal = env.legal_actions()
     if not isinstance(legal, np.ndarray) or legal.dtype != np.int64:
         _fail(check, f"legal_actions() must be an int64 ndarray, got {type(legal).__name__}")
@@ -47,7 +48,7 @@ def _check_legal(check: str, env: Any, terminated: bool) -> np.ndarray:
         _fail(check, f"action_masks() must be a bool array of shape ({env.action_space.n},)")
     if not np.array_equal(np.flatnonzero(mask), legal):
         _fail(check, "action_masks() is not True exactly at legal_actions()")
-    if terminated == (len(legal) > 0):
+    if terminated == (len(legal) > 0) and not truncated:
         state = "over" if terminated else "not over"
         _fail(check, f"the game is {state} but legal_actions() has {len(legal)} actions")
     return legal
@@ -217,7 +218,7 @@ def _random_games(env: Any, rng: np.random.Generator, seed: int) -> None:
         terminated = truncated = False
         limit = getattr(getattr(env, "kernel", None), "max_moves", None) or 100_000
         for _ in range(limit + 1):
-            legal = _check_legal("random game", env, terminated)
+            legal = _check_legal("random game", env, terminated, truncated)
             if terminated or truncated:
                 break
             illegal = np.setdiff1d(np.arange(env.action_space.n), legal)

@@ -12,9 +12,11 @@ import pytest
 
 import mc_envs  # noqa: F401
 from mc_envs import IllegalActionError, State
+from mc_envs.core import strict
 from mc_envs.games import go, go_text
 from mc_envs.games import go_layout as layout
 from mc_envs.games.go_check import check_state
+from mc_envs.kernel import CAP_INFO
 from mc_envs.rng import Rng, rng_state
 from mc_envs.vector import PlanningVectorEnv
 
@@ -183,14 +185,40 @@ def test_seki_filling_the_shared_liberty_loses_the_chain() -> None:
     assert rows(env)[0] == "O.O.O" and captures(env) == (0, 9)
 
 
-def test_the_move_limit_ends_the_game_scored() -> None:
+def test_the_move_limit_truncates_the_game_and_the_kernel_scores_it() -> None:
     env = gym.make("mc_envs/Go-v0", size=5, max_moves=3).unwrapped
     env.reset()
     env.step(12)
     env.step(25)  # a pass
-    _, reward, terminated, truncated, _ = env.step(13)
-    assert terminated and not truncated and reward == 1.0  # Black's 2 stones and 23 points
+    _, reward, terminated, truncated, info = env.step(13)
+    assert truncated and not terminated and reward == 0.0 and info[CAP_INFO] is True
     assert env.area() == (25, 0) and len(env.legal_actions()) == 0
+    # the kernel's adjudication, what searches value a playout stopped there by
+    assert go.truncated(env.state_view) and list(env.returns()) == [1.0, -1.0]
+    with pytest.raises(IllegalActionError), strict(env):  # nothing is legal after the cap
+        env.step(25)
+
+
+def test_two_passes_on_the_capped_move_end_the_game() -> None:
+    env = gym.make("mc_envs/Go-v0", size=5, max_moves=3).unwrapped
+    env.reset()
+    env.step(12)
+    env.step(25)
+    _, reward, terminated, truncated, info = env.step(25)
+    assert terminated and not truncated and reward == 1.0 and CAP_INFO not in info
+    assert not go.truncated(env.state_view)
+
+
+def test_an_opponent_reaching_the_move_limit_truncates_the_agent_s_step() -> None:
+    env = gym.make("mc_envs/Go-v0", size=5, max_moves=4, opponent="random").unwrapped
+    env.reset(seed=3)
+    _, reward, terminated, truncated, _ = env.step(12)
+    assert not (terminated or truncated) and env.state_view[layout.MOVES] == 2
+    _, reward, terminated, truncated, info = env.step(6)  # the opponent's answer is move 4
+    if env.state_view[layout.PASSES] < 2:
+        assert truncated and not terminated and reward == 0.0 and info[CAP_INFO]
+    else:  # the opponent passed twice in a row: the game's own end
+        assert terminated and not truncated
 
 
 def test_the_empty_board_passed_out_is_white_s_by_komi() -> None:
@@ -372,7 +400,12 @@ def test_a_random_opponent_answers_inside_step() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"size": 5, "history": 2, "komi": 0.5}, {"size": 7, "opponent": "random"}, {"max_moves": 30}],
+    [
+        {"size": 5, "history": 2, "komi": 0.5},
+        {"size": 7, "opponent": "random"},
+        {"max_moves": 30},
+        {"size": 5, "max_moves": 12, "opponent": "random"},
+    ],
 )
 def test_the_vector_env_gives_the_episodes_of_sync(kwargs) -> None:
     n = 4
@@ -384,7 +417,7 @@ def test_the_vector_env_gives_the_episodes_of_sync(kwargs) -> None:
     (o1, i1), (o2, _) = sync.reset(seed=5), ours.reset(seed=5)
     assert np.array_equal(o1, o2)
     rng = np.random.default_rng(0)
-    ends = 0
+    ends = cuts = 0
     for t in range(150):
         masks = i1["action_mask"]
         acts = np.array(
@@ -395,9 +428,17 @@ def test_the_vector_env_gives_the_episodes_of_sync(kwargs) -> None:
             assert np.array_equal(out1[k], out2[k]), (t, k)
         for key in ("action_mask", "current_player"):
             assert np.array_equal(out1[4][key], out2[4][key]), (t, key)
+        assert (CAP_INFO in out1[4]) == (CAP_INFO in out2[4]), t
+        if CAP_INFO in out1[4]:
+            for key in (CAP_INFO, "_" + CAP_INFO):
+                assert np.array_equal(out1[4][key], out2[4][key]), (t, key)
+            assert np.array_equal(out1[4][CAP_INFO], out1[3]), t  # the cap's truncations
         i1 = out1[4]
-        ends += int(out1[2].sum())
-    assert ends >= n  # episodes ended, by the rules or by an illegal point, and restarted
+        ends += int((out1[2] | out1[3]).sum())
+        cuts += int(out1[3].sum())
+    assert ends >= n  # episodes ended (by the rules, an illegal point or the cap) and restarted
+    if kwargs.get("max_moves", 162) <= 30:
+        assert cuts > 0  # and some were truncated at the move cap
 
 
 def test_uct_compiled_and_generic_paths_agree_on_go() -> None:
@@ -413,3 +454,16 @@ def test_uct_compiled_and_generic_paths_agree_on_go() -> None:
     assert np.array_equal(fast.root_visits, slow.root_visits)
     assert np.allclose(fast.root_values, slow.root_values)
     assert fast.actions == slow.actions and fast.iterations == slow.iterations == 120
+
+
+def test_go_reads_the_two_player_header_where_the_bitboard_games_have_it() -> None:
+    from mc_envs.games import two_player
+
+    for name in ("PLAYER", "MOVES", "OVER", "RESULT"):
+        assert getattr(layout, name) == getattr(two_player, name), name
+    env = gym.make("mc_envs/Go-v0", size=5).unwrapped
+    env.reset()
+    env.step(25)
+    env.step(25)
+    state = env.state_view
+    assert go.player(state) == env.current_player == 0 and go.returns(state) == -1.0

@@ -21,6 +21,11 @@ Scoring: both are Tromp-Taylor area scoring (stones plus empty regions reaching 
 komi to White; a half-point komi leaves no draw, and the returns (+1 / -1) must be equal. Older
 OpenSpiel sources stopped a region's flood fill once it had reached both colours, which could
 count the rest of that region as one colour's territory; two such positions are checked below.
+
+The move cap, by design too: OpenSpiel's ``max_game_length`` ends a game as a terminal, scored
+one; our env truncates it there (``truncated``, reward 0, ``info["max_moves_reached"]``), and its
+``returns()`` give the same Tromp-Taylor score (the kernel's adjudication, which searches use),
+checked equal to OpenSpiel's returns as at any end.
 """
 
 from __future__ import annotations
@@ -92,7 +97,7 @@ def _lockstep(size: int, games: int, seed: int) -> dict[str, int]:
                     stats[_refusal(env, a)] += 1
             a = int(rng.choice(sorted(ours)))
             stones = np.count_nonzero(board)
-            env.step(a)
+            step = env.step(a)
             state.apply_action(theirs[a])
             moves.append(a)
             seen.add(env.board.tobytes())
@@ -107,6 +112,11 @@ def _lockstep(size: int, games: int, seed: int) -> dict[str, int]:
         two_passes = len(moves) >= 2 and moves[-1] == moves[-2] == size * size
         assert two_passes or len(moves) == max_moves, (where, "ended otherwise")
         stats["two_passes" if two_passes else "move_limit"] += 1
+        # OpenSpiel's max_game_length ends the game, terminal and scored; our env truncates it
+        # (reward 0) and its returns() hold the same score, the kernel's adjudication
+        _, reward, terminated, truncated, info = step
+        assert (terminated, truncated) == (two_passes, not two_passes), (where, "end kind")
+        assert two_passes or (reward == 0.0 and info["max_moves_reached"]), (where, "cap")
     return stats
 
 

@@ -58,6 +58,33 @@ def test_round_trip_of_random_games(size: int, games: int) -> None:
     assert passes >= 2 and captured > 0  # the games had passes and captures to carry
 
 
+def test_a_game_stopped_at_the_move_cap_is_recorded_scored_with_a_comment() -> None:
+    env = GoEnv(5, 7.5, max_moves=50, illegal_action="raise")
+    rng = np.random.default_rng(1)
+    for _ in range(20):  # a game that reaches the cap: random moves, a pass only when forced
+        env.reset(seed=0)
+        actions: list[int] = []
+        terminated = truncated = False
+        while not (terminated or truncated):
+            legal = env.legal_actions()
+            a = int(rng.choice(legal[:-1])) if len(legal) > 1 else 25
+            _, _, terminated, truncated, _ = env.step(a)
+            actions.append(a)
+        if truncated:
+            break
+    assert truncated and len(actions) == 50
+    record = go_sgf.game_record(env, actions, black="a", white="b")
+    assert record.result == go_sgf.result_text(go_sgf.margin(env))
+    assert record.comment == go_sgf.cap_note(50)
+    back = go_sgf.parse_sgf(go_sgf.to_sgf(record), "cap.sgf")
+    assert back.comment == record.comment and back.result == record.result
+    verdict = go_sgf.verify(back)  # replayed under the default cap, 2 * 5 * 5 = 50 moves
+    assert verdict.ok and "stopped at the move cap, 50 moves" in verdict.message, verdict.message
+    env.reset(seed=0)
+    unfinished = go_sgf.game_record(env, [])
+    assert unfinished.result is None and unfinished.comment is None
+
+
 def sgfmill_moves(data: bytes) -> tuple[sgf.Sgf_game, list[tuple[str, bytes]]]:
     """The moves of SGF bytes as sgfmill's own parser reads them: colour and raw point."""
     game = sgf.Sgf_game.from_bytes(data)

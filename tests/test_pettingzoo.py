@@ -57,6 +57,22 @@ def test_go_observations_from_each_side() -> None:
         go_v0.env(size=4)
 
 
+def test_go_s_move_cap_truncates_for_both_agents() -> None:
+    env = go_v0.raw_env(size=5, max_moves=3)
+    env.reset(seed=0)
+    env.step(12)
+    env.step(25)
+    env.step(13)  # move 3: the cap
+    assert all(env.truncations.values()) and not any(env.terminations.values())
+    assert env.rewards == {"player_0": 0.0, "player_1": 0.0}
+    assert env.infos == {a: {"max_moves_reached": True} for a in ("player_0", "player_1")}
+    for agent in ("player_0", "player_1"):
+        assert env.observe(agent)["action_mask"].sum() == 0
+    for _ in range(2):  # the dead steps remove the agents
+        env.step(None)
+    assert env.agents == []
+
+
 def test_observations_rewards_and_illegal_moves_in_the_raw_env() -> None:
     env = connect_four_v0.raw_env()
     env.reset(seed=0)

@@ -10,6 +10,7 @@ from gymnasium import spaces
 from mc_envs.envs.two_player import Opponent, TwoPlayerEnv
 from mc_envs.games import go, go_check, go_text
 from mc_envs.games import go_layout as layout
+from mc_envs.kernel import CAP_INFO
 
 
 class GoRules:
@@ -45,11 +46,12 @@ class GoEnv(TwoPlayerEnv):
     Black (player 0) and White (player 1) take turns putting a stone on an empty point, or
     passing. Opponent chains left without a liberty are captured; a move whose own chain would
     then have none (suicide) is illegal, and so is a move that recreates any earlier whole-board
-    position (positional superko, whoever was to move). Two passes in a row end the game, and so
-    does the move numbered ``max_moves``. Tromp-Taylor area scoring: a player's stones plus the
-    empty regions that reach only that player's stones; White adds ``komi``. The rules and the
-    observation follow pgx's ``go_9x9`` / ``go_19x19`` (which ends a game with a superko move as
-    a loss for its player, where this env refuses the move).
+    position (positional superko, whoever was to move). Two passes in a row end the game; the
+    move numbered ``max_moves`` truncates it (Episode End). Tromp-Taylor area scoring: a
+    player's stones plus the empty regions that reach only that player's stones; White adds
+    ``komi``. The rules and the observation follow pgx's ``go_9x9`` / ``go_19x19`` (which ends a
+    game with a superko move as a loss for its player, where this env refuses the move, and ends
+    it at the move cap where this env truncates it).
 
     ## Action Space
     ``Discrete(n * n + 1)``: ``row * n + col`` (row 0 at the top, col 0 at the left), and
@@ -72,16 +74,20 @@ class GoEnv(TwoPlayerEnv):
     the agent's: +1 win, -1 loss.
 
     ## Episode End
-    Terminated after two passes in a row or at the move numbered ``max_moves`` (passes
-    included), both scored. The move limit ends the game (terminated, not truncated, as pgx and
-    OpenSpiel do): a game that reached it is over, with a winner, and ``legal_actions()`` is
-    empty. For a Gymnasium time limit (truncated, unscored), give ``gym.make`` a
-    ``max_episode_steps`` below it. ``env.unwrapped.returns()`` gives ``[Black, White]``; :meth:`area` the scores.
+    Terminated after two passes in a row: the game's end, scored. Truncated at the move numbered
+    ``max_moves`` (passes included), the move cap: ``truncated=True``, ``terminated=False``,
+    reward 0 and ``info["max_moves_reached"] = True`` (also when the opponent's answer reaches it);
+    no move is legal after it (``legal_actions()`` is empty). pgx and OpenSpiel end a game there as
+    a terminal, scored one; this env does not count the cap as an outcome to learn from. What the
+    kernel does at the cap: it stops the game and scores the board by Tromp-Taylor, so that
+    playouts stop there and the planners value them, and ``env.unwrapped.returns()`` gives that
+    adjudication ``[Black, White]`` (records, SGF ``RE`` and ``mc-envs arena`` use it too); after
+    two passes it gives the game's result. :meth:`area` gives the areas.
 
     ## Arguments
     - ``size``: the board's side, 5..19 (default 9).
     - ``komi``: White's compensation, a multiple of 0.5 (default 7.5).
-    - ``max_moves``: the move count (passes included) that ends the game (default
+    - ``max_moves``: the move count (passes included) that truncates the game (default
       ``2 * size * size``, as pgx).
     - ``history``: the positions the observation shows (default 8, AlphaGo Zero's).
     - ``opponent``: ``None`` (two-player, the default), an agent spec such as ``"random"`` or
@@ -96,7 +102,8 @@ class GoEnv(TwoPlayerEnv):
     default.
 
     ## Version History
-    - v0: first version.
+    - v0: first version; the move cap truncates (it terminated, scored, before the Go issue's
+      ``max_moves`` fix).
     """
 
     game = "Go"
@@ -120,6 +127,20 @@ class GoEnv(TwoPlayerEnv):
         self._config = self.rules.config
         n = self.size
         self.observation_space = spaces.Box(0, 1, (2 * self.history + 1, n, n), dtype=np.int8)
+
+    def step(self, action: Any):
+        """Plays ``action`` (and the opponent's answer, if there is one), as
+        :meth:`TwoPlayerEnv.step`; a game stopped at the move cap is truncated (the class
+        docstring's Episode End).
+
+        Raises:
+            IllegalActionError: as :meth:`TwoPlayerEnv.step`.
+        """
+        obs, reward, terminated, truncated, info = super().step(action)
+        if terminated and "illegal_action" not in info and self.kernel.truncated(self._state):
+            info[CAP_INFO] = True
+            return obs, 0.0, False, True, info
+        return obs, reward, terminated, truncated, info
 
     def _why_illegal(self, action: int) -> str:
         pt = int(layout.POINT_OF[self.size, action])

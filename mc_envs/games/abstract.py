@@ -24,6 +24,7 @@ Both games share one set of kernels (the game is in the state), so one compiled 
 
 from __future__ import annotations
 
+import sys
 from math import comb
 
 import numpy as np
@@ -142,18 +143,7 @@ def workspace(state: np.ndarray) -> np.ndarray:
 
 def make_kernel(depth: int) -> Kernel:
     """The compiled rules of both games at that depth (one kernel: the game is in the state)."""
-    return Kernel(
-        name="bintree",
-        legal=legal,
-        play=play,
-        playout=playout,
-        score=score,
-        workspace=workspace,
-        max_moves=int(depth),
-        max_actions=2,
-        policies=dict(POLICIES),
-        observe=observe,
-    )
+    return Kernel.from_module(sys.modules[__name__], name="bintree", max_moves=depth, max_actions=2)
 
 
 # -- exact theory (Cazenave 2009, section 4.2) ----------------------------------------------------

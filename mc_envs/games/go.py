@@ -5,14 +5,22 @@ An action is ``row * n + col`` (row 0 at the top, col 0 at the left) on an ``n x
 point; the opponent's chains left without a liberty are captured, then the mover's own chain must
 have one (suicide is illegal). Positional superko: a move that recreates any earlier whole-board
 position (whoever was to move) is illegal; a pass is always legal. Two passes in a row end the
-game, and so does the move (passes included) numbered ``max_moves``. Tromp-Taylor area scoring:
-a player's stones plus the empty regions that reach only that player's stones; White adds komi.
+game. Tromp-Taylor area scoring: a player's stones plus the empty regions that reach only that
+player's stones; White adds komi.
+
+The move cap: the move (passes included) numbered ``max_moves`` stops the game too, and the kernel
+scores that position by Tromp-Taylor like any end (``OVER``, ``RESULT``), so that playouts stop
+there and searches value them. The cap is not a rule of Go: :func:`truncated` tells such a stop
+from the end of the game, and the envs report it as a truncation (Gymnasium's
+``truncated=True``, reward 0; PettingZoo's ``truncations``).
 
 The state layout, and the kernels that only read it (the area, the observation, the table of
 earlier positions), are in :mod:`mc_envs.games.go_layout`; its names are importable from here.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
@@ -46,13 +54,18 @@ from mc_envs.games.go_layout import (
     in_atari,
     lib_term,
     lowest_bit,
-    observe,
     popcount,
     seen_in,
 )
 from mc_envs.games.go_layout import check_config as check_config
 from mc_envs.games.go_layout import new_state as new_state
+from mc_envs.games.go_layout import observe as observe
 from mc_envs.games.go_layout import offsets as offsets
+
+# The header has PLAYER and RESULT where the bitboard games have them: their functions serve Go.
+from mc_envs.games.two_player import player as player
+from mc_envs.games.two_player import returns as returns
+from mc_envs.games.two_player import score as score
 from mc_envs.rng import rng_below
 
 POLICIES = {"random": 0}
@@ -382,21 +395,10 @@ def playout(
 
 
 @njit(cache=True, nogil=True)
-def score(state: np.ndarray) -> float:
-    """Always 0: a two-player game has returns, not a score."""
-    return 0.0
-
-
-@njit(cache=True, nogil=True)
-def player(state: np.ndarray) -> int:
-    """The colour to move: 0 Black, 1 White."""
-    return state[PLAYER]
-
-
-@njit(cache=True, nogil=True)
-def returns(state: np.ndarray) -> float:
-    """+1 if Black won, -1 if White won, 0 for a draw or an unfinished game."""
-    return float(state[RESULT])
+def truncated(state: np.ndarray) -> bool:
+    """Whether the game was stopped by the move cap (``max_moves``) rather than ended by two
+    passes: over, and the last move not a second pass in a row."""
+    return state[OVER] != 0 and state[PASSES] < 2
 
 
 def workspace(state: np.ndarray) -> np.ndarray:
@@ -406,17 +408,11 @@ def workspace(state: np.ndarray) -> np.ndarray:
 
 def make_kernel(size: int, max_moves: int) -> Kernel:
     """The compiled rules for boards of ``size`` with games of at most ``max_moves`` moves."""
-    return Kernel(
+    return Kernel.from_module(
+        sys.modules[__name__],
         name="go",
-        legal=legal,
-        play=play,
-        playout=playout,
-        score=score,
-        workspace=workspace,
-        max_moves=int(max_moves),
+        max_moves=max_moves,
         max_actions=int(size) ** 2 + 1,
-        policies=dict(POLICIES),
-        player=player,
-        returns=returns,
-        observe=observe,
+        two_player=True,
+        truncated=truncated,
     )

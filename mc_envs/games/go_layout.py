@@ -64,8 +64,14 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from mc_envs._numba import njit
+from mc_envs.games.two_player import MOVES as MOVES
+from mc_envs.games.two_player import OVER as OVER
+from mc_envs.games.two_player import PLAYER as PLAYER
+from mc_envs.games.two_player import RESULT as RESULT
 
-SIZE, STRIDE, PLAYER, MOVES, OVER, RESULT, PASSES, KOMI2 = range(8)
+# PLAYER, MOVES, OVER and RESULT sit where the two-player bitboard kernels have them, so that
+# their score, player and returns functions serve Go as they are.
+SIZE, STRIDE, PASSES, KOMI2 = 0, 1, 6, 7
 MAX_MOVES, HISTORY, HASH, CAPTURES, _CAPTURES1, LAST, POSITIONS = range(8, 15)
 HEADER = 16
 BOARD = HEADER  # the first section

@@ -1,8 +1,9 @@
 """What the two-player bitboard kernels share: the state header and the functions over it.
 
 Both games start their state with the same fields (``STONES0, STONES1, PLAYER, MOVES, OVER,
-RESULT``), so the score, player and returns functions are written once here, and the uniform
-playout once as a template bound to each game's ``legal`` and ``play``.
+RESULT``), so the score, player and returns functions are written once here (Go's header has
+``PLAYER``, ``MOVES``, ``OVER`` and ``RESULT`` at the same places and uses them too), and the
+uniform playout once as a template bound to each game's ``legal`` and ``play``.
 """
 
 from __future__ import annotations

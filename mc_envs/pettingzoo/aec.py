@@ -8,7 +8,9 @@ a dict: ``"observation"`` = the game env's int8 planes from that agent's side, a
 and Tic-Tac-Toe have two planes (the agent's stones, then the opponent's); Go has AlphaGo Zero's
 ``2 * history + 1`` as pgx computes them for that agent (for each of the last ``history`` positions
 the agent's stones, then the opponent's; then a plane of the agent's colour, 0 Black, 1 White).
-Rewards come at the end: +1 to the winner, -1 to the loser, 0 for a draw. The raw env raises
+Rewards come at the end: +1 to the winner, -1 to the loser, 0 for a draw; a Go game stopped at
+its move cap (``max_moves``) is truncated instead: ``truncations`` True for both agents, rewards
+0, and ``infos[agent]["max_moves_reached"]`` True. The raw env raises
 :class:`mc_envs.IllegalActionError` on an illegal action (the state is unchanged); ``env()`` wraps it
 as PettingZoo classic does, so that an illegal action ends the game with -1 for the agent that
 tried it and 0 for the other.
@@ -39,6 +41,7 @@ from mc_envs.envs.connect_four import ConnectFourEnv
 from mc_envs.envs.go import GoEnv
 from mc_envs.envs.tictactoe import TicTacToeEnv
 from mc_envs.envs.two_player import TwoPlayerEnv
+from mc_envs.kernel import CAP_INFO
 
 GAMES: dict[str, type[TwoPlayerEnv]] = {
     "connect_four": ConnectFourEnv,
@@ -143,14 +146,16 @@ class TwoPlayerAEC(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        _, _, terminated, _, _ = self.env.step(action)
+        _, _, terminated, truncated, info = self.env.step(action)
         self._cumulative_rewards[agent] = 0.0
+        self.rewards = {a: 0.0 for a in self.agents}
         if terminated:
             r0 = float(self.env.returns()[0])
             self.rewards = {"player_0": r0, "player_1": -r0}
             self.terminations = {a: True for a in self.agents}
-        else:
-            self.rewards = {a: 0.0 for a in self.agents}
+        elif truncated:  # Go's move cap: no rewards, and infos say why
+            self.truncations = {a: True for a in self.agents}
+            self.infos = {a: {CAP_INFO: True} for a in self.agents}
         self.agent_selection = self.possible_agents[self.env.current_player]
         self._accumulate_rewards()
         if self.render_mode == "human":

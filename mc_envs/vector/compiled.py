@@ -20,6 +20,8 @@ sub-envs, L the state length, A the actions, W the workspace length::
     autoreset  [N]         bool: reset at the next step (Gymnasium's NEXT_STEP autoreset)
     opp_rng    [N, 1]      uint64, the random opponent's generator (:mod:`mc_envs.rng`)
     seeds      [N, K]      int64, the opponent seeds the next resets take, seed_next[N] the next one
+    cut        [N]         bool: the step stopped the game at its move cap (``Kernel.truncated``):
+                           truncated, not terminated, reward 0
 
 A step also writes its outputs, ``out = (out_masks, out_obs, copy)``: with ``copy``, the arrays
 that ``step`` returns, each chunk's rows written in the same pass as its steps, on the same
@@ -47,7 +49,7 @@ from mc_envs.rng import rng_below, rng_next
 NO_OPPONENT, RANDOM_OPPONENT = 0, 1
 # The positions of the buffers in their tuple (the order of the table above).
 STATES, WS, LEGAL, N_LEGAL, MASKS, OBS, PLAYERS, SCORES = range(8)
-REWARDS, TERMINATED, ILLEGAL, AUTORESET, OPP_RNG, SEEDS, SEED_NEXT = range(8, 15)
+REWARDS, TERMINATED, ILLEGAL, AUTORESET, OPP_RNG, SEEDS, SEED_NEXT, CUT = range(8, 16)
 DERIVED = (LEGAL, N_LEGAL, MASKS, OBS, PLAYERS, SCORES)  # what a state decides
 
 
@@ -61,8 +63,13 @@ def _no_returns(state: np.ndarray) -> float:
     return 0.0
 
 
+@njit(cache=True, nogil=True)
+def _never_cut(state: np.ndarray) -> bool:
+    return False
+
+
 # The k_* names and TWO_PLAYER are bound per game by instantiate; these keep the module importable.
-k_legal = k_play = k_score = k_observe = k_player = k_returns = None
+k_legal = k_play = k_score = k_observe = k_player = k_returns = k_truncated = None
 TWO_PLAYER = False
 CHUNKS = 1
 SCATTER_FROM = 512  # actions from which a returned mask row is written from the legal list
@@ -107,7 +114,7 @@ def _opponent_move(i, states, ws, legal, opp_rng):  # pragma: no cover
 
 def _reset_one(i, b, c):  # pragma: no cover
     states, ws, legal, n_legal, masks, obs, players, scores = b[:8]
-    rewards, terminated, illegal, autoreset, opp_rng, seeds, seed_next = b[8:]
+    rewards, terminated, illegal, autoreset, opp_rng, seeds, seed_next, cut = b[8:]
     template, use_template, illegal_reward, opponent, agent_player = c
     _unmark(i, legal, n_legal, masks)
     if use_template:
@@ -123,6 +130,7 @@ def _reset_one(i, b, c):  # pragma: no cover
     terminated[i] = False
     illegal[i] = False
     autoreset[i] = False
+    cut[i] = False
 
 
 def _copy_range(lo, hi, b, out):  # pragma: no cover
@@ -157,7 +165,7 @@ def _step_range(lo, hi, actions, b, c):  # pragma: no cover
     # The step of one sub-env is written in the loop, the buffers unpacked once: a per-sub-env
     # function would unpack (and reference-count) them at every sub-env.
     states, ws, legal, n_legal, masks, obs, players, scores = b[:8]
-    rewards, terminated, illegal, autoreset, opp_rng, seeds, seed_next = b[8:]
+    rewards, terminated, illegal, autoreset, opp_rng, seeds, seed_next, cut = b[8:]
     template, use_template, illegal_reward, opponent, agent_player = c
     for i in range(lo, hi):
         if autoreset[i]:
@@ -169,6 +177,7 @@ def _step_range(lo, hi, actions, b, c):  # pragma: no cover
             terminated[i] = True
             illegal[i] = True
             autoreset[i] = True
+            cut[i] = False
             continue
         s = states[i]
         mover = players[i]
@@ -178,12 +187,14 @@ def _step_range(lo, hi, actions, b, c):  # pragma: no cover
         if opponent == RANDOM_OPPONENT:
             _opponent_move(i, states, ws, legal, opp_rng)
         over = _refresh(i, states, ws, legal, n_legal, masks, obs, players, scores) == 0
+        stop = over and k_truncated(s)
         if TWO_PLAYER:
-            result = k_returns(s) if over else 0.0
+            result = k_returns(s) if over and not stop else 0.0
             rewards[i] = result if mover == 0 else -result
         else:
             rewards[i] = scores[i] - before
-        terminated[i] = over
+        terminated[i] = over and not stop
+        cut[i] = stop
         illegal[i] = False
         autoreset[i] = over
 
@@ -256,6 +267,7 @@ def batch_functions(kernel: Kernel, *, parallel: bool) -> dict[str, Any]:
             "k_observe": kernel.observe,
             "k_player": kernel.player if two_player else _first_player,
             "k_returns": kernel.returns if two_player else _no_returns,
+            "k_truncated": kernel.truncated or _never_cut,
             "TWO_PLAYER": two_player,
         }
         name = kernel.name + ("_parallel" if parallel else "")

@@ -11,10 +11,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
+from mc_envs.kernel import CAP_INFO
 from mc_envs.state import frozen_copy
 from mc_envs.vector.args import opponent_kind, reset_mask, step_limit, unbound
 from mc_envs.vector.compiled import (
     AUTORESET,
+    CUT,
     DERIVED,
     ILLEGAL,
     LEGAL,
@@ -137,6 +139,7 @@ class PlanningVectorEnv(VectorEnv):
             np.zeros((n, 1), np.uint64),  # opp_rng
             np.zeros((n, SEED_BLOCK), np.int64),  # seeds
             np.full(n, SEED_BLOCK, np.int64),  # seed_next
+            np.zeros(n, np.bool_),  # cut
         )
         self._all = np.ones(n, np.bool_)
         self._all.flags.writeable = False
@@ -290,7 +293,10 @@ class PlanningVectorEnv(VectorEnv):
             if spent.any():
                 self._draw_seeds(spent)
         info = self._info(masks, acts if b[ILLEGAL].any() else None)
-        return obs, b[REWARDS].copy(), b[TERMINATED].copy(), self._truncated.copy(), info
+        if b[CUT].any():  # the game's move cap (Kernel.truncated), as the single env's info
+            info[CAP_INFO], info["_" + CAP_INFO] = b[CUT].copy(), b[CUT].copy()
+        truncated = self._truncated | b[CUT]
+        return obs, b[REWARDS].copy(), b[TERMINATED].copy(), truncated, info
 
     def _count_steps(self, resetting: np.ndarray, limit: int) -> None:
         """``max_episode_steps`` as Gymnasium's TimeLimit on each sub-env: truncated once an
