@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import IntEnum, StrEnum
+from enum import Enum, IntEnum
 from typing import Any, Protocol
 
 import numpy as np
@@ -41,8 +41,12 @@ class Slot(IntEnum):
 CONTROL_SIZE = len(Slot)
 
 
-class StopReason(StrEnum):
-    """Why a search ended: the values of ``SearchResult.stopped`` (equal to their strings)."""
+class StopReason(str, Enum):
+    """Why a search ended: the values of ``SearchResult.stopped`` (equal to their strings).
+
+    A ``str`` mixin rather than ``enum.StrEnum``, which Python 3.10 lacks; ``str()`` and
+    f-strings give the bare value on every version.
+    """
 
     COMPLETE = "complete"  # the search ended by itself (a complete run, no budget)
     PLAYOUTS = "playouts"
@@ -54,6 +58,9 @@ class StopReason(StrEnum):
     MEMORY = "memory"  # the tree reached its memory cap
     STOPPED = "stopped"  # a parallel task told to stop (its search ended elsewhere)
     LATE = "late"  # a parallel task that never returned
+
+    def __str__(self) -> str:
+        return str(self.value)
 
 
 class StopCode(IntEnum):
