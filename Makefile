@@ -54,6 +54,7 @@ docs: $(STAMP)
 # The docs build first (a broken page fails here); tests/test_docs.py then checks that build.
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(SPHINX)
 	$(MAKE) --no-print-directory smoke
 	MC_ENVS_DOCS_HTML=docs/_build/html SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy \
@@ -75,7 +76,7 @@ smoke-pythons:
 	$(SMOKE) --check-pythons $(SMOKE_PYTHONS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy
 
 bench: $(STAMP)
 	$(PY) benchmarks/samegame_bench.py
