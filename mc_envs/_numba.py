@@ -98,7 +98,8 @@ def _configure() -> None:
     os.environ.setdefault("GOMP_SPINCOUNT", "30000")
     import numba
 
-    numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+    # numba.config defines its settings at run time (from the environment): no type declares them.
+    numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]  # type: ignore[attr-defined]
 
 
 _configure()

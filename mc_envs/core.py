@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
+from mc_envs.contract import PlanningContract as PlanningContract  # re-exported
 from mc_envs.kernel import Kernel as Kernel  # re-exported: part of the contract
 from mc_envs.rng import Rng
 from mc_envs.spaces import LegalDiscrete as LegalDiscrete  # re-exported: part of the contract
@@ -55,8 +56,11 @@ class IllegalActionError(ValueError):
 ILLEGAL_ACTION_POLICIES = ("terminate", "raise")
 
 
+E = TypeVar("E")
+
+
 @contextmanager
-def strict(env: Any) -> Iterator[Any]:
+def strict(env: E) -> Iterator[E]:
     """Within the block, ``env`` raises :class:`IllegalActionError` on an illegal action.
 
     Sets ``env.unwrapped.illegal_action = "raise"`` and restores the previous policy on exit (also
@@ -70,7 +74,7 @@ def strict(env: Any) -> Iterator[Any]:
     Yields:
         ``env`` itself.
     """
-    base = getattr(env, "unwrapped", env)
+    base: Any = getattr(env, "unwrapped", env)  # any env: the policy is set only where it exists
     previous = getattr(base, "illegal_action", None)
     if previous is None:
         yield env
@@ -93,7 +97,7 @@ def random_policy(env: Any) -> Chooser:
     return lambda actions, rng: rng.choice(actions)
 
 
-class PlanningEnv(gym.Env):
+class PlanningEnv(gym.Env[np.ndarray, np.int64]):
     """Base class of the built-in envs: the contract implemented over a flat state array.
 
     Subclasses define ``game``, ``_config`` (a tuple), ``_new_state(seed, options)`` returning the
@@ -156,8 +160,12 @@ class PlanningEnv(gym.Env):
     nrpa_race: tuple[str, ...] = ()
     illegal_reward: ClassVar[float] = 0.0
     kernel: Kernel
+    observation_space: gym.spaces.Box
+    action_space: gym.spaces.Discrete
     _config: tuple
     _state: np.ndarray
+    _ws: np.ndarray  # the kernel's scratch array, and the legal actions' buffer: set with _state
+    _out: np.ndarray
     max_score: float | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -172,7 +180,6 @@ class PlanningEnv(gym.Env):
         self._legal_cache: np.ndarray | None = None
         self._mask_cache: tuple[np.ndarray, np.ndarray] | None = None
         self._score_cache: tuple[np.ndarray, float] | None = None
-        self._out: np.ndarray | None = None
         self.illegal_action = illegal_action
 
     @property
@@ -224,7 +231,7 @@ class PlanningEnv(gym.Env):
         compiled vector env then resets from it without Python); None otherwise."""
         return None
 
-    def _observation(self) -> Any:
+    def _observation(self) -> np.ndarray:
         out = np.empty(self.observation_space.shape, self.observation_space.dtype)
         self.kernel.observe(self._state, out)
         return out
@@ -235,13 +242,15 @@ class PlanningEnv(gym.Env):
         self._out = np.empty(self.kernel.max_actions, dtype=np.int64)
         self._legal_cache = None
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         """Starts a new episode; see the env's docstring for what ``seed`` decides."""
         super().reset(seed=seed)
         self._set_state(self._new_state(seed, options))
         return self._observation(), self._info()
 
-    def observation(self) -> Any:
+    def observation(self) -> np.ndarray:
         """The observation of the current state (what ``reset`` and ``step`` return)."""
         return self._observation()
 
@@ -350,7 +359,9 @@ class PlanningEnv(gym.Env):
     def _why_illegal(self, action: int) -> str:
         return "not a legal move in this state"
 
-    def _refuse(self, action: int, reason: str):
+    def _refuse(
+        self, action: int, reason: str
+    ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """``step``'s answer to an illegal action under the ``illegal_action`` policy."""
         if self._illegal_action == "raise":
             raise IllegalActionError(action, reason, self.action_to_string(action))
@@ -360,7 +371,7 @@ class PlanningEnv(gym.Env):
         reward = 0.0 if over else float(self.illegal_reward)
         return self._observation(), reward, True, False, info
 
-    def step(self, action: Any):
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Plays one action; an illegal one is handled by the ``illegal_action`` policy.
 
         Raises:
@@ -368,8 +379,9 @@ class PlanningEnv(gym.Env):
                 and the policy is ``"raise"``; the state is unchanged.
         """
         a = self._action_index(action)
-        if not self._legal_mask()[a]:
-            return self._refuse(a, self._illegal_reason(a))
+        reason = self._illegal_reason(a)
+        if reason is not None:
+            return self._refuse(a, reason)
         before = self.score
         self.kernel.play(self._state, a, self._ws)
         self._legal_cache = None
@@ -387,7 +399,7 @@ class PlanningEnv(gym.Env):
             return np.ones(self.action_space.n, dtype=bool)
         return self.action_masks()
 
-    def _info(self) -> dict:
+    def _info(self) -> dict[str, Any]:
         return {
             "action_mask": self._info_mask(),
             "current_player": self.current_player,

@@ -74,7 +74,7 @@ def shipped_record(name: str) -> Path:
     """Path of a shipped record: ``"rosin82"`` (5D), ``"rosin178"``, ``"bruneau170"`` (5T)."""
     if name not in SHIPPED:
         raise ValueError(f"no shipped Morpion record {name!r}; there are {sorted(SHIPPED)}")
-    return Path(str(resources.files("mc_envs").joinpath("data/morpion", SHIPPED[name])))
+    return Path(str(resources.files("mc_envs").joinpath("data/morpion").joinpath(SHIPPED[name])))
 
 
 # -- MSR JSON ---------------------------------------------------------------------------------

@@ -129,8 +129,8 @@ def canonical(name: str) -> str:
     return find(name).name
 
 
-def drawing_of(game: str) -> str:
-    """The drawing module name of an env's ``game`` attribute.
+def drawing_of(game: str | None) -> str:
+    """The drawing module name of an env's ``game`` attribute (None: the env has none).
 
     Raises:
         ValueError: no game of the table has that ``game``.

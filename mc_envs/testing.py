@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 
-from mc_envs.core import IllegalActionError, State, strict
+from mc_envs.core import IllegalActionError, PlanningContract, State, strict
 
 
 class ConformanceError(AssertionError):
@@ -36,7 +36,9 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _check_legal(check: str, env: Any, terminated: bool, truncated: bool = False) -> np.ndarray:
+def _check_legal(
+    check: str, env: PlanningContract, terminated: bool, truncated: bool = False
+) -> np.ndarray:
     # A truncated game may have moves left (a time limit) or none (a move cap the game enforces).
     legal = env.legal_actions()
     if not isinstance(legal, np.ndarray) or legal.dtype != np.int64:
@@ -54,7 +56,7 @@ def _check_legal(check: str, env: Any, terminated: bool, truncated: bool = False
     return legal
 
 
-def _rollout(env: Any, rng: np.random.Generator, steps: int) -> list[tuple]:
+def _rollout(env: PlanningContract, rng: np.random.Generator, steps: int) -> list[tuple]:
     trace = []
     for _ in range(steps):
         legal = env.legal_actions()
@@ -68,7 +70,7 @@ def _rollout(env: Any, rng: np.random.Generator, steps: int) -> list[tuple]:
     return trace
 
 
-def _score(env: Any) -> Any:
+def _score(env: PlanningContract) -> float | None:
     return getattr(env, "score", None)
 
 
@@ -121,18 +123,19 @@ def check_planning_env(
     """
     rng = np.random.default_rng(seed)
     wrapped = make_env()
-    env = wrapped.unwrapped
+    base = wrapped.unwrapped
     for name in ("clone_state", "restore_state", "legal_actions", "action_masks"):
-        if not callable(getattr(env, name, None)):
+        if not callable(getattr(base, name, None)):
             _fail("members", f"env.unwrapped has no method {name}()")
     for name in ("current_player", "score", "max_score"):
-        if not hasattr(env, name):
+        if not hasattr(base, name):
             _fail("members", f"env.unwrapped has no attribute {name}")
-    if not isinstance(env.action_space, gym.spaces.Discrete):
+    if not isinstance(base.action_space, gym.spaces.Discrete):
         _fail("members", "the action space must be Discrete")
+    env = cast(PlanningContract, base)  # its members were checked above
     if check_gym:
         try:
-            gymnasium_checks(env)
+            gymnasium_checks(base)
         except Exception as exc:  # noqa: BLE001
             _fail("gymnasium check_env", f"{type(exc).__name__}: {exc}")
 
@@ -142,7 +145,7 @@ def check_planning_env(
             _fail("info", f"reset() info lacks {key!r}")
     if env.current_player not in (0, 1):
         _fail("members", f"current_player must be 0 or 1, got {env.current_player!r}")
-    other = make_env().unwrapped
+    other = cast(PlanningContract, make_env().unwrapped)
     obs2, _ = other.reset(seed=seed)
     if not _same(obs1, obs2):
         _fail("reset seed", "two envs reset with the same seed give different observations")
@@ -173,7 +176,7 @@ def check_planning_env(
         _fail("clone/restore replay", "the replayed game ends in a different state")
 
     # Restore into a second, fresh env and continue identically.
-    second = make_env().unwrapped
+    second = cast(PlanningContract, make_env().unwrapped)
     second.reset(seed=seed + 1)
     second.restore_state(root)
     env.restore_state(root)
@@ -211,7 +214,7 @@ def check_planning_env(
         _random_games(env, rng, seed)
 
 
-def _random_games(env: Any, rng: np.random.Generator, seed: int) -> None:
+def _random_games(env: PlanningContract, rng: np.random.Generator, seed: int) -> None:
     """Three random games, checking the invariants and refusing an illegal action at every step."""
     for game in range(3):
         env.reset(seed=seed + 10 + game)
@@ -259,7 +262,7 @@ def _check_terminate_policy(make_env: Callable[[], gym.Env], seed: int) -> None:
     """An env with an ``illegal_action`` policy: under ``"terminate"`` an illegal action ends the
     episode with ``info["illegal_action"]`` and leaves the state unchanged, also after the end."""
     wrapped = make_env()
-    env = wrapped.unwrapped
+    env = cast(PlanningContract, wrapped.unwrapped)  # checked by check_planning_env
     if not hasattr(env, "illegal_action"):
         return
     env.illegal_action = "terminate"

@@ -128,7 +128,7 @@ def ranked_colour(state: np.ndarray, rank: int) -> int:
 
 def selections(colours: int) -> dict[str, Callable[[np.ndarray], int]]:
     """SameGame's selective policies for boards of up to ``colours`` colours, by name."""
-    out = {"tabu": tabu_key, "tabu-late": tabu_late_key}
+    out: dict[str, Callable[[np.ndarray], int]] = {"tabu": tabu_key, "tabu-late": tabu_late_key}
     out.update({f"tabu-{k}": partial(ranked_colour, rank=k) for k in range(2, colours + 1)})
     return out
 

@@ -409,10 +409,12 @@ def is_valid_solution(grid: np.ndarray) -> bool:
     g = np.asarray(grid).reshape(-1)
     size = int(round(len(g) ** 0.5))
     b = box_side(size)
-    g = g.reshape(size, size)
+    rows = g.reshape(size, size)
     want = np.arange(1, size + 1)
-    boxes = g.reshape(b, b, b, b).transpose(0, 2, 1, 3).reshape(size, size)
-    return all(np.array_equal(np.sort(unit), want) for grid2 in (g, g.T, boxes) for unit in grid2)
+    boxes = rows.reshape(b, b, b, b).transpose(0, 2, 1, 3).reshape(size, size)
+    return all(
+        np.array_equal(np.sort(unit), want) for grid2 in (rows, rows.T, boxes) for unit in grid2
+    )
 
 
 def action_to_string(state: np.ndarray, action: int) -> str:

@@ -146,8 +146,8 @@ KERNEL = Kernel(
 def check_state(data: np.ndarray, config: tuple = ()) -> None:
     """Raises ValueError, naming the field and index, unless ``data`` is a reachable position."""
     s = check_layout(data, "TicTacToe", np.int64, LENGTH).tolist()
-    won = tuple(any(s[i] & line == line for line in LINES.tolist()) for i in (STONES0, STONES1))
-    check_header("TicTacToe", s, CELLS, FULL, won)
+    won0, won1 = (any(s[i] & line == line for line in LINES.tolist()) for i in (STONES0, STONES1))
+    check_header("TicTacToe", s, CELLS, FULL, (won0, won1))
 
 
 def board_of(state: np.ndarray) -> np.ndarray:

@@ -232,7 +232,7 @@ class PlaySession:
         if self.env_factory is not None:
             copy = self.env_factory()
         else:
-            copy = type(self.env).__new__(type(self.env))
+            copy = object.__new__(type(self.env))
             copy.__dict__.update(self.env.__dict__)
             copy._render_window = None
         copy = getattr(copy, "unwrapped", copy)

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from mc_envs.render._pygame import require_pygame
 
 SLIDER_HEIGHT = 28
@@ -234,7 +236,7 @@ def frame_surface(replay: Replay, i: int, theme: Any = None, surface: Any = None
 
 def frames(
     replay: Replay, theme: Any = None, indices: Iterable[int] | None = None
-) -> Iterator[Any]:
+) -> Iterator[np.ndarray]:
     """The frames as ``H x W x 3`` uint8 arrays: the start and the position after each move."""
     from mc_envs.render.draw import surface_to_array
 
@@ -259,7 +261,7 @@ def export(
     from mc_envs.render import video
 
     written: dict[str, int] = {}
-    all_frames = None
+    all_frames: list[np.ndarray] = []
     if gif or mp4:
         all_frames = list(frames(replay, theme))
     if gif:

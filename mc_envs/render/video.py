@@ -11,18 +11,22 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+
+import numpy as np
 
 from mc_envs.extras import require
 
 VIDEO_HINT = 'pip install "mc-envs[video]"'
 
 
-def _imageio() -> Any:
+def _imageio() -> ModuleType:
     return require("imageio.v3", "video", "writing a GIF")
 
 
-def write_gif(frames: Iterable[Any], path: str | os.PathLike, fps: float = 4, loop: int = 0) -> int:
+def write_gif(
+    frames: Iterable[np.ndarray], path: str | os.PathLike, fps: float = 4, loop: int = 0
+) -> int:
     """Writes an animated GIF, one picture per frame; returns the number of frames.
 
     Every frame is kept, even when two are identical (each shows one move).
@@ -38,7 +42,7 @@ def write_gif(frames: Iterable[Any], path: str | os.PathLike, fps: float = 4, lo
     return len(stack)
 
 
-def write_mp4(frames: Iterable[Any], path: str | os.PathLike, fps: float = 4) -> int:
+def write_mp4(frames: Iterable[np.ndarray], path: str | os.PathLike, fps: float = 4) -> int:
     """Writes an H.264 MP4 (needs imageio-ffmpeg); returns the number of frames.
 
     Frame sizes are padded to even numbers, as the codec requires. ffmpeg runs in the caller's
@@ -72,7 +76,7 @@ def write_mp4(frames: Iterable[Any], path: str | os.PathLike, fps: float = 4) ->
     return n
 
 
-def write_png(frame: Any, path: str | os.PathLike) -> None:
+def write_png(frame: np.ndarray, path: str | os.PathLike) -> None:
     """Writes one frame as a PNG picture (whatever the file's name ends with), through pygame."""
     import numpy as np
 
@@ -86,7 +90,9 @@ def write_png(frame: Any, path: str | os.PathLike) -> None:
         pygame.image.save(surface, file, "frame.png")
 
 
-def write_png_frames(frames: Iterable[Any], folder: str | os.PathLike, stem: str = "frame") -> int:
+def write_png_frames(
+    frames: Iterable[np.ndarray], folder: str | os.PathLike, stem: str = "frame"
+) -> int:
     """Writes every frame as ``folder/<stem>_0000.png`` ...; returns the number of frames."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

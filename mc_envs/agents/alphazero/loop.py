@@ -13,7 +13,7 @@ import numpy as np
 
 from mc_envs.agents.alphazero.checkpoint import save_training
 from mc_envs.agents.alphazero.model import Model, init_model
-from mc_envs.agents.alphazero.selfplay import self_play_batch
+from mc_envs.agents.alphazero.selfplay import self_play_batch, two_player_env
 from mc_envs.agents.alphazero.trainer import Trainer, window_size
 
 
@@ -75,11 +75,7 @@ def train(
     Raises:
         ValueError: a model or run file of another env or shape, or malformed (naming it).
     """
-    import gymnasium as gym
-
-    import mc_envs  # noqa: F401
-
-    env = gym.make(env_id).unwrapped
+    env = two_player_env(env_id)
     env.reset(seed=seed)
     obs_size, n_actions = int(np.asarray(env.observation()).size), int(env.action_space.n)
     run = Path(f"{out}.train.npz") if out else None
@@ -132,7 +128,7 @@ def train(
             history[-1].update(evaluate(model, it))
         log(json.dumps(history[-1]))
         it += 1
-        if out:
+        if out and run is not None:
             model.save(out)
             progress = {
                 "iteration": it,
@@ -143,7 +139,17 @@ def train(
     return model, history
 
 
-TRAINING = ("env", "minutes", "iterations", "games", "sims", "steps", "batch", "hidden", "net")
+TRAINING: tuple[str, ...] = (
+    "env",
+    "minutes",
+    "iterations",
+    "games",
+    "sims",
+    "steps",
+    "batch",
+    "hidden",
+    "net",
+)
 TRAINING += ("channels", "blocks", "parallel", "capacity", "window", "mirror", "lr", "gumbel")
 TRAINING += ("opening", "cap_sims", "cap_share", "seed")
 TRAINING += ("resume",)

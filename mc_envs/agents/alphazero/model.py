@@ -61,7 +61,8 @@ class Model:
         meta = {"format": "mc-envs/alphazero", "version": 1, "env_id": self.env_id}
         meta["arch"] = self.arch
         buf = io.BytesIO()
-        np.savez(buf, meta=np.array(json.dumps(meta)), **self.params)
+        # numpy's stubs read **params as if it could hold allow_pickle (numpy >= 2.1); no layer is.
+        np.savez(buf, meta=np.array(json.dumps(meta)), **self.params)  # type: ignore[arg-type]
         write_atomic(path, buf.getvalue())
 
     @classmethod

@@ -16,7 +16,7 @@ with a ``w`` (L2-regularised in training); biases with a ``b``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -64,6 +64,7 @@ def shapes(arch: dict, obs_size: int, n_actions: int) -> dict[str, tuple[int, ..
     hidden = arch.get("hidden")
     if not _positive(hidden) or not _positive(obs_size) or not _positive(n_actions):
         raise ValueError(f"network sizes must be positive: hidden {hidden!r}")
+    hidden = int(hidden)
     if kind == "mlp":
         return {
             "w1": (obs_size, hidden),
@@ -76,12 +77,15 @@ def shapes(arch: dict, obs_size: int, n_actions: int) -> dict[str, tuple[int, ..
             "bv": (1,),
         }
     shape, channels, blocks = arch.get("shape"), arch.get("channels"), arch.get("blocks")
-    ok = isinstance(shape, list | tuple) and len(shape) == 3 and all(map(_positive, shape))
-    if not ok or int(np.prod(shape)) != obs_size or not _positive(channels):
+    dims = tuple(shape) if isinstance(shape, list | tuple) and len(shape) == 3 else ()
+    if not all(map(_positive, dims)):
+        dims = ()
+    if not dims or int(np.prod(dims)) != obs_size or not _positive(channels):
         raise ValueError(f"resnet shape {shape!r} and channels {channels!r} do not fit {obs_size}")
     if not isinstance(blocks, int) or isinstance(blocks, bool) or not 0 <= blocks <= 20:
         raise ValueError(f"resnet blocks must be 0..20, got {blocks!r}")
-    c, hh, ww = shape
+    c, hh, ww = (int(x) for x in dims)
+    channels = int(channels)
     out = {"c0_w": (9 * c, channels), "c0_b": (channels,)}
     for k in range(blocks):
         out.update({f"r{k}_w1": (9 * channels, channels), f"r{k}_b1": (channels,)})
@@ -110,5 +114,5 @@ def is_weight(name: str) -> bool:
     return "w" in name
 
 
-def _positive(x: Any) -> bool:
-    return isinstance(x, int | np.integer) and not isinstance(x, bool) and x > 0
+def _positive(x: object) -> TypeGuard[int | np.integer]:
+    return isinstance(x, int | np.integer) and not isinstance(x, bool) and bool(x > 0)

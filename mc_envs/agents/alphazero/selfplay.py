@@ -5,25 +5,29 @@ from __future__ import annotations
 import numpy as np
 
 from mc_envs.agents.alphazero.model import Model, alphazero_agent
-from mc_envs.vector import VectorState
+from mc_envs.envs.two_player import TwoPlayerEnv
+from mc_envs.vector import PlanningVectorEnv, VectorState
+
+Positions = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def self_play(model: Model, *, sims: int, seed: int, explore_moves: int = 8, alpha: float = 1.0):
+def self_play(
+    model: Model, *, sims: int, seed: int, explore_moves: int = 8, alpha: float = 1.0
+) -> Positions:
     """One game of self-play: the positions' (observations, masks, visit distributions, outcomes
     for the player to move there)."""
-    import gymnasium as gym
-
-    import mc_envs  # noqa: F401  (registers the ids)
-
-    env = gym.make(model.env_id).unwrapped
+    env = two_player_env(model.env_id)
     env.reset(seed=seed)
     agent = alphazero_agent(model, sims=sims, seed=seed, dirichlet_alpha=alpha, c=1.5)
     rng = np.random.default_rng(seed)
     obs, masks, pis, movers = [], [], [], []
     while len(env.legal_actions()):
         result = agent.search(env)
+        actions, visits = result.root_actions, result.root_visits
+        if actions is None or visits is None:
+            raise RuntimeError("the PUCT search returned no root statistics")
         pi = np.zeros(model.n_actions, np.float32)
-        pi[result.root_actions] = result.root_visits / max(result.root_visits.sum(), 1)
+        pi[actions] = visits / max(visits.sum(), 1)
         obs.append(np.asarray(env.observation(), np.float32).ravel())
         masks.append(env.action_masks())
         pis.append(pi)
@@ -31,7 +35,7 @@ def self_play(model: Model, *, sims: int, seed: int, explore_moves: int = 8, alp
         if len(movers) <= explore_moves:
             action = int(rng.choice(model.n_actions, p=pi))
         else:
-            action = int(result.root_actions[np.argmax(result.root_visits)])
+            action = int(actions[np.argmax(visits)])
         env.step(action)
     returns = env.returns()
     z = np.array([returns[m] for m in movers], np.float32)
@@ -50,7 +54,7 @@ def self_play_batch(
     gumbel: int | None = None,
     opening: int = 0,
     cap: tuple[int, float] | None = None,
-):
+) -> Positions:
     """``games`` games of self-play, ``parallel`` at a time in a compiled vector env, every move of
     every game chosen by one batched PUCT search (:meth:`mc_envs.agents.mcts.puct.PUCT.search_batch`: one
     network call a simulation for all the games). The same play as :func:`self_play` (noise at
@@ -82,7 +86,7 @@ def self_play_batch(
     m = min(parallel, games)
     envs = gym.make_vec(model.env_id, num_envs=m, vectorization_mode="vector_entry_point")
     base = envs.unwrapped
-    if not base._two_player:
+    if not isinstance(base, PlanningVectorEnv) or not base._two_player:
         raise ValueError(f"self_play_batch plays two-player games, not {model.env_id}")
     _, info = envs.reset(seed=seed)
     noise = None if gumbel else alpha
@@ -91,7 +95,8 @@ def self_play_batch(
         None if cap is None else alphazero_agent(model, seed=seed + 1, dirichlet_alpha=None, c=1.5)
     )
     rng = np.random.default_rng(seed)
-    rows: list[list[tuple] | None] = [[] for _ in range(m)]  # each slot's game so far
+    rows: list[list[tuple]] = [[] for _ in range(m)]  # each slot's game so far
+    idle = np.zeros(m, bool)  # slots with no game to start
     out: list[tuple] = []
     started = m
     finished = 0
@@ -102,15 +107,17 @@ def self_play_batch(
             play_openings(base, fresh, opening, rng)
             pending[fresh] = False
             info = {**info, "action_mask": base.action_masks(), "current_player": base.players()}
-        full = cap is None or rng.random() < cap[1]
-        searcher, n_sims = (agent, sims) if full else (fast, cap[0])
+        searcher, n_sims = agent, sims
+        if cap is not None and fast is not None and rng.random() >= cap[1]:
+            searcher, n_sims = fast, cap[0]
+        full = searcher is agent
         result = searcher.search_batch(envs, simulations=n_sims, gumbel=gumbel)
         policy = result.policy.astype(np.float32)
         obs = np.asarray(base.observation(), np.float32).reshape(m, -1)
         masks, movers = info["action_mask"], info["current_player"]
         actions = result.actions.copy()
         resetting = base.autoreset
-        playing = np.array([r is not None for r in rows]) & ~resetting & (actions >= 0)
+        playing = ~idle & ~resetting & (actions >= 0)
         for i in np.flatnonzero(playing):
             rows[i].append((obs[i], masks[i], policy[i], int(movers[i]), full))
             if len(rows[i]) <= explore_moves:
@@ -122,15 +129,15 @@ def self_play_batch(
                 (o, k, p, first if who == 0 else -first) for o, k, p, who, kept in rows[i] if kept
             ]
             finished += 1
-            rows[i] = [] if started < games else None  # the slot starts a game or idles
-            pending[i] = opening > 0 and rows[i] is not None
+            rows[i] = []
+            idle[i] = started >= games  # the slot starts a game or idles
+            pending[i] = opening > 0 and not idle[i]
             started += 1
     envs.close()
     if not out:  # no full search in these games (playout cap randomization)
-        a = base.single_action_space.n
-        size = int(np.prod(base.single_observation_space.shape))
+        a = model.n_actions
         return (
-            np.zeros((0, size), np.float32),
+            np.zeros((0, model.obs_size), np.float32),
             np.zeros((0, a), bool),
             np.zeros((0, a)),
             np.zeros(0),
@@ -139,7 +146,21 @@ def self_play_batch(
     return np.array(obs_), np.array(masks_), np.array(pis_), np.array(z_, np.float32)
 
 
-def play_openings(base, slots: np.ndarray, most: int, rng: np.random.Generator) -> None:
+def two_player_env(env_id: str) -> TwoPlayerEnv:
+    """A fresh env of ``env_id``, unwrapped; ValueError unless it is a two-player game."""
+    import gymnasium as gym
+
+    import mc_envs  # noqa: F401  (registers the ids)
+
+    env = gym.make(env_id).unwrapped
+    if not isinstance(env, TwoPlayerEnv):
+        raise ValueError(f"AlphaZero plays two-player games, not {env_id}")
+    return env
+
+
+def play_openings(
+    base: PlanningVectorEnv, slots: np.ndarray, most: int, rng: np.random.Generator
+) -> None:
     """Plays in each of the ``slots`` of the vector env ``base`` (a
     :class:`mc_envs.vector.PlanningVectorEnv`) between 0 and ``most`` moves (uniformly many),
     each drawn from the game's first compiled prior (``Kernel.priors``; uniform without one),

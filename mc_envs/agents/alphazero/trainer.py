@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +44,7 @@ class Trainer:
         l2: float = 1e-4,
         capacity: int = 50_000,
         window: int | None = None,
-        symmetries: list[tuple[np.ndarray, np.ndarray]] = (),
+        symmetries: Sequence[tuple[np.ndarray, np.ndarray]] = (),
     ):
         jax = require("jax", "alphazero", "training")
         jnp = require("jax.numpy", "alphazero", "training")
@@ -84,7 +85,7 @@ class Trainer:
         """The run's state: parameters, Adam's state, the buffer, ``rng``'s state, ``progress``."""
         leaves = [np.asarray(v) for v in self.jax.tree_util.tree_leaves(self.opt_state)]
         params = {k: np.asarray(v) for k, v in self.params.items()}
-        state = rng.bit_generator.state
+        state = dict(rng.bit_generator.state)
         progress = {**progress, "seen": self.seen}
         return Training(params, leaves, self.buffer, self.size, self.next, state, progress)
 

@@ -71,19 +71,20 @@ def draw(surface: Any, env: Any, theme: Any, highlight: Any = None) -> int:
         surface.fill(theme.text, (i * size, 0, 2, h))
         surface.fill(theme.text, (0, i * size, w, 2))
     if highlight is not None:
+        shown: int | None = None  # the value a highlighted action would write
         if isinstance(highlight, tuple):
-            cell, value = int(highlight[1]), None
+            cell = int(highlight[1])
         else:
             cell, v = divmod(int(highlight), n)
-            value = v + 1
+            shown = v + 1
         r, c = divmod(cell, n)
         rect = (1 + c * size, 1 + r * size, size, size)
         pygame.draw.rect(surface, theme.accent, rect, 3)
-        if value is not None and grid[r, c] == 0:
+        if shown is not None and grid[r, c] == 0:
             x, y = rect[0], rect[1]
             surface.fill(theme.empty, (x + 3, y + 3, size - 6, size - 6))
             blit_centered(
-                surface, rules.SYMBOLS[value - 1], big, theme.accent, (x + size // 2, y + size // 2)
+                surface, rules.SYMBOLS[shown - 1], big, theme.accent, (x + size // 2, y + size // 2)
             )
     return int(np.count_nonzero(grid))
 

@@ -1,0 +1,62 @@
+"""The planning-env contract as a type: :class:`PlanningContract` (described in :mod:`mc_envs.core`)."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+
+from mc_envs.state import State
+
+
+class PlanningContract(Protocol):
+    """What planners and the conformance suite use of an env's ``env.unwrapped``.
+
+    Every built-in env (:class:`mc_envs.core.PlanningEnv`) provides it; a user's own env that does
+    works with every agent on the generic path (:func:`mc_envs.testing.check_planning_env` checks
+    one).
+    """
+
+    action_space: gym.spaces.Discrete
+
+    @property
+    def current_player(self) -> int:
+        """Whose turn it is: 0 or 1 (always 0 in one-player puzzles)."""
+        ...
+
+    @property
+    def score(self) -> float:
+        """The cumulative score so far."""
+        ...
+
+    @property
+    def max_score(self) -> float | None:
+        """The best score the game allows, if known."""
+        ...
+
+    def clone_state(self) -> State:
+        """An immutable snapshot of the current state."""
+        ...
+
+    def restore_state(self, state: State) -> None:
+        """Continues exactly from ``state``."""
+        ...
+
+    def legal_actions(self) -> np.ndarray:
+        """The legal actions, sorted, as int64; empty exactly when the game is over."""
+        ...
+
+    def action_masks(self) -> np.ndarray:
+        """A bool mask over the action space, True exactly at :meth:`legal_actions`."""
+        ...
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Gymnasium's ``reset``."""
+        ...
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Gymnasium's ``step``."""
+        ...
