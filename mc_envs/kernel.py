@@ -13,6 +13,21 @@ import numpy as np
 #: The info key that says a step stopped the game at its move cap (``Kernel.truncated``).
 CAP_INFO = "max_moves_reached"
 
+# The kernel functions' signatures (arrays: the state, ``ws`` the scratch array, ``rng`` the shared
+# generator's state of :mod:`mc_envs.rng`); see :class:`Kernel` for what each does.
+LegalFn = Callable[[np.ndarray, np.ndarray, np.ndarray], int]  # (state, ws, out) -> n
+PlayFn = Callable[[np.ndarray, int, np.ndarray], float]  # (state, action, ws) -> reward
+PlayoutFn = Callable[[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, int], int]
+StateFn = Callable[[np.ndarray], float]  # score(state), returns(state)
+PlayerFn = Callable[[np.ndarray], int]  # player(state)
+TruncatedFn = Callable[[np.ndarray], bool]  # truncated(state)
+ObserveFn = Callable[[np.ndarray, np.ndarray], None]  # (state, out)
+CodeFn = Callable[[np.ndarray, int, np.ndarray], int]  # (state, action, ws) -> code
+LegalCodesFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], int]
+SelectFn = Callable[[np.ndarray, np.ndarray, np.ndarray, int, int], int]
+BiasFn = Callable[[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray], None]
+PriorFn = Callable[[np.ndarray, np.ndarray, int, np.ndarray], None]  # (state, actions, n, out)
+
 
 @dataclass(frozen=True)
 class Kernel:
@@ -63,24 +78,24 @@ class Kernel:
     """
 
     name: str
-    legal: Any
-    play: Any
-    playout: Any
-    score: Any
+    legal: LegalFn
+    play: PlayFn
+    playout: PlayoutFn
+    score: StateFn
     workspace: Callable[[np.ndarray], np.ndarray]
     max_moves: int
     max_actions: int
     policies: dict[str, int]
-    player: Any = None
-    returns: Any = None
-    observe: Any = None
-    truncated: Any = None
-    code: Any = None
-    legal_codes: Any = None
-    select: Any = None
-    bias: Any = None
+    observe: ObserveFn
+    player: PlayerFn | None = None
+    returns: StateFn | None = None
+    truncated: TruncatedFn | None = None
+    code: CodeFn | None = None
+    legal_codes: LegalCodesFn | None = None
+    select: SelectFn | None = None
+    bias: BiasFn | None = None
     selections: dict[str, Callable[[np.ndarray], int]] = field(default_factory=dict)
-    priors: dict[str, Any] = field(default_factory=dict)
+    priors: dict[str, PriorFn] = field(default_factory=dict)
 
     @classmethod
     def from_module(
@@ -100,7 +115,7 @@ class Kernel:
         Raises:
             AttributeError: the module lacks one of those names.
         """
-        names = ("legal", "play", "playout", "score", "workspace", "observe")
+        names: tuple[str, ...] = ("legal", "play", "playout", "score", "workspace", "observe")
         names += ("player", "returns") if two_player else ()
         return cls(
             name=name,

@@ -13,13 +13,18 @@ Public entry points:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.render._pygame import INSTALL_HINT, require_pygame
 from mc_envs.render.draw import draw_env
 
+if TYPE_CHECKING:
+    import numpy as np
 
-def frame(env: Any, theme: Any = None, highlight: Any = None) -> Any:
+    from mc_envs.render.theme import Theme
+
+
+def frame(env: Any, theme: Theme | None = None, highlight: Any = None) -> np.ndarray:
     """The env drawn offscreen as an ``H x W x 3`` uint8 array (rows first).
 
     Args:
@@ -32,7 +37,7 @@ def frame(env: Any, theme: Any = None, highlight: Any = None) -> Any:
     return surface_to_array(draw_env(env, theme, highlight))
 
 
-def render_env(env: Any) -> Any:
+def render_env(env: Any) -> np.ndarray | None:
     """``env.render()`` for the pygame modes: an array for ``"rgb_array"``, a window for ``"human"``."""
     base = getattr(env, "unwrapped", env)
     if base.render_mode == "rgb_array":

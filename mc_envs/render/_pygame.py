@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from types import ModuleType
 
 from mc_envs.extras import require
 
 INSTALL_HINT = 'pip install "mc-envs[render]"'
 
 
-def require_pygame(what: str = "rendering") -> Any:
+def require_pygame(what: str = "rendering") -> ModuleType:
     """Imports and initialises pygame (display-free parts only) and returns the module.
 
     Args:

@@ -20,11 +20,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mc_envs.render.draw as controls
 from mc_envs.render._pygame import require_pygame
 from mc_envs.render.ui import UiState, draw_help
+
+if TYPE_CHECKING:
+    from pygame import Event, Surface
+
+    from mc_envs.render.theme import Theme
+    from mc_envs.state import State
 
 SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("right click", "cancel the selection or the hint"),
@@ -71,7 +77,7 @@ class _Job:
     """An agent thinking in a background thread."""
 
     kind: str  # "move" (the opponent's move) or "hint"
-    start: Any  # the State it thinks about
+    start: State  # what it thinks about
     thread: threading.Thread
     result: list
 
@@ -101,7 +107,7 @@ class PlaySession:
         opponent: Any = None,
         human_player: int = 0,
         opponent_name: str | None = None,
-        theme: Any = None,
+        theme: Theme | None = None,
         hint_playouts: int = 2000,
         hint_agent: Any = None,
         env_factory: Callable[[], Any] | None = None,
@@ -120,11 +126,9 @@ class PlaySession:
         self.env_factory = env_factory
         self.seed = seed
         self.two_player = hasattr(self.env, "returns")
-        from mc_envs.render.draw import module_for
-
-        self.drawing = module_for(self.env)
-        self.undo_stack: list[Any] = []
-        self.redo_stack: list[Any] = []
+        self.drawing = controls.module_for(self.env)
+        self.undo_stack: list[State] = []
+        self.redo_stack: list[State] = []
         self.ui = UiState()
         self.show_help = False
         self.quit = False
@@ -308,7 +312,7 @@ class PlaySession:
 
     # -- events ---------------------------------------------------------------------------------
 
-    def process(self, events: Iterable[Any]) -> Any:
+    def process(self, events: Iterable[Event]) -> State:
         """Handles pygame events (mouse, keys, quit) and returns the env's new state (a State)."""
         pg = self.pygame
         for event in events:
@@ -425,7 +429,7 @@ class PlaySession:
         lines = self.help_lines()
         return max(w, 480, help_width(lines)), max(h, 360, help_line_top(len(lines)) + HELP_LINE)
 
-    def draw(self, surface: Any) -> None:
+    def draw(self, surface: Surface) -> None:
         """Draws the board, the status bar and (if shown) the help overlay."""
         from mc_envs.render.draw import draw_frame
 

@@ -20,11 +20,16 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mc_envs.render._pygame import require_pygame
+
+if TYPE_CHECKING:
+    from pygame import Surface
+
+    from mc_envs.render.theme import Theme
 
 SLIDER_HEIGHT = 28
 KEYS_HEIGHT = 20  # the line of main keys between the frame and the slider
@@ -120,7 +125,11 @@ class Replay:
 
 
 def load(
-    path: str | os.PathLike, *, theme: Any = None, crop: bool = True, variant: str | None = None
+    path: str | os.PathLike,
+    *,
+    theme: Theme | None = None,
+    crop: bool = True,
+    variant: str | None = None,
 ) -> Replay:
     """Reads a solution record, a Morpion record or a Go SGF file and prepares its replay.
 
@@ -204,7 +213,9 @@ def _load_morpion(path: Path, default_variant: str | None = None) -> Replay:
     raise ValueError(f"{path}: the record does not fit on a 64 x 64 grid")
 
 
-def frame_surface(replay: Replay, i: int, theme: Any = None, surface: Any = None) -> Any:
+def frame_surface(
+    replay: Replay, i: int, theme: Theme | None = None, surface: Surface | None = None
+) -> Any:
     """The picture of frame ``i`` (position after ``i`` moves, the next move highlighted)."""
     from mc_envs.render.draw import board_size, draw_frame, draw_status, module_for
     from mc_envs.render.theme import default_theme
@@ -235,7 +246,7 @@ def frame_surface(replay: Replay, i: int, theme: Any = None, surface: Any = None
 
 
 def frames(
-    replay: Replay, theme: Any = None, indices: Iterable[int] | None = None
+    replay: Replay, theme: Theme | None = None, indices: Iterable[int] | None = None
 ) -> Iterator[np.ndarray]:
     """The frames as ``H x W x 3`` uint8 arrays: the start and the position after each move."""
     from mc_envs.render.draw import surface_to_array
@@ -253,7 +264,7 @@ def export(
     mp4: str | None = None,
     png: str | None = None,
     fps: float = 4,
-    theme: Any = None,
+    theme: Theme | None = None,
 ) -> dict[str, int]:
     """Writes the replay without a window. ``png``: the final position, or every frame when it
     names a folder (an existing directory or a path ending with ``/``). Returns frames written per
@@ -298,7 +309,7 @@ class ReplayViewer:
     SPEEDS = (0.5, 1, 2, 4, 8, 16, 32, 64)
 
     def __init__(
-        self, replay: Replay, theme: Any = None, fps: float = 4, *, playing: bool = True
+        self, replay: Replay, theme: Theme | None = None, fps: float = 4, *, playing: bool = True
     ) -> None:
         from mc_envs.render.theme import default_theme
 
@@ -397,7 +408,7 @@ class ReplayViewer:
             self._clock_ms = 0.0
         return self.index
 
-    def draw(self, surface: Any) -> None:
+    def draw(self, surface: Surface) -> None:
         """Draws the current frame, the main keys, the slider and (if shown) the help."""
         from mc_envs.render.theme import text_surface
         from mc_envs.render.ui import draw_help

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.registry import GAMES
+
+if TYPE_CHECKING:
+    from pygame import Surface
+    from pygame.font import Font
 
 RGB = tuple[int, int, int]
 # pixels per cell of each drawing, from the games table
@@ -99,7 +103,7 @@ def default_theme() -> Theme:
 
 
 @lru_cache(maxsize=32)
-def font(size: int) -> Any:
+def font(size: int) -> Font:
     """pygame's default font at ``size`` pixels (cached; pygame must be importable)."""
     from mc_envs.render._pygame import require_pygame
 
@@ -107,10 +111,10 @@ def font(size: int) -> Any:
     return pygame.font.Font(None, size)
 
 
-_TEXT_CACHE: dict[tuple[str, int, RGB], Any] = {}
+_TEXT_CACHE: dict[tuple[str, int, RGB], Surface] = {}
 
 
-def text_surface(text: str, size: int, color: RGB) -> Any:
+def text_surface(text: str, size: int, color: RGB) -> Surface:
     """A rendered piece of text; short texts are cached (letters, digits)."""
     key = (text, size, color)
     surf = _TEXT_CACHE.get(key)
@@ -121,7 +125,9 @@ def text_surface(text: str, size: int, color: RGB) -> Any:
     return surf
 
 
-def blit_centered(surface: Any, text: str, size: int, color: RGB, center: tuple[int, int]) -> None:
+def blit_centered(
+    surface: Surface, text: str, size: int, color: RGB, center: tuple[int, int]
+) -> None:
     """Draws text centred on a point."""
     surf = text_surface(text, size, color)
     surface.blit(surf, surf.get_rect(center=center))

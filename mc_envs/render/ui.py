@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pygame import Surface
+
+    from mc_envs.render.theme import Theme
 
 HELP_SIZE, HELP_TITLE_SIZE, HELP_LINE = 20, 28, 24  # font sizes and line height of the help
 
@@ -40,7 +45,7 @@ class UiState:
 
 
 def draw_help(
-    surface: Any, lines: Sequence[tuple[str, str]], theme: Any, title: str = "Help"
+    surface: Surface, lines: Sequence[tuple[str, str]], theme: Theme, title: str = "Help"
 ) -> None:
     """Draws the help overlay of a window over ``surface``: a veil, ``title``, then one line per
     ``(keys, what they do)``, the keys in a column as wide as the widest."""

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.render._pygame import require_pygame
+
+if TYPE_CHECKING:
+    from pygame import Surface
+    from pygame.event import Event
 
 
 class Window:
@@ -26,7 +30,7 @@ class Window:
         self.fps = fps
         self.closed = False
 
-    def show(self, surface: Any) -> None:
+    def show(self, surface: Surface) -> None:
         """Copies ``surface`` to the window and updates the display."""
         if self.closed:
             return
@@ -35,7 +39,7 @@ class Window:
         self.screen.blit(surface, (0, 0))
         self.pygame.display.flip()
 
-    def pump(self) -> list[Any]:
+    def pump(self) -> list[Event]:
         """Processes pending events; closing the window marks it closed. Returns the events."""
         events = self.pygame.event.get()
         for event in events:

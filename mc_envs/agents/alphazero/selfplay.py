@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
+import gymnasium as gym
 import numpy as np
 
 from mc_envs.agents.alphazero.model import Model, alphazero_agent
-from mc_envs.envs.two_player import TwoPlayerEnv
+from mc_envs.core import PlanningContract
 from mc_envs.vector import PlanningVectorEnv, VectorState
+
+
+@runtime_checkable
+class TwoPlayerGame(PlanningContract, Protocol):
+    """What self-play and training use of a two-player env (the built-in ones)."""
+
+    observation_space: gym.spaces.Box
+
+    def observation(self) -> np.ndarray:
+        """The observation of the current state."""
+        ...
+
+    def returns(self) -> np.ndarray:
+        """The players' returns ``[player 0, player 1]``: +1 win, -1 loss, 0 draw or unfinished."""
+        ...
+
+    def symmetries(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The board's symmetries: pairs of observation and action index permutations."""
+        ...
+
 
 Positions = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -77,8 +100,6 @@ def self_play_batch(
         The positions of the finished games: (observations, masks, visit distributions, outcomes
         for the player to move there), as :func:`self_play`.
     """
-    import gymnasium as gym
-
     import mc_envs  # noqa: F401  (registers the ids)
 
     if cap is not None and not (cap[0] >= 1 and 0.0 < cap[1] <= 1.0):
@@ -146,14 +167,12 @@ def self_play_batch(
     return np.array(obs_), np.array(masks_), np.array(pis_), np.array(z_, np.float32)
 
 
-def two_player_env(env_id: str) -> TwoPlayerEnv:
+def two_player_env(env_id: str) -> TwoPlayerGame:
     """A fresh env of ``env_id``, unwrapped; ValueError unless it is a two-player game."""
-    import gymnasium as gym
-
     import mc_envs  # noqa: F401  (registers the ids)
 
     env = gym.make(env_id).unwrapped
-    if not isinstance(env, TwoPlayerEnv):
+    if not isinstance(env, TwoPlayerGame):
         raise ValueError(f"AlphaZero plays two-player games, not {env_id}")
     return env
 

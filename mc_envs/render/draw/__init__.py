@@ -27,13 +27,21 @@ those defaults, so the play and replay windows name no game.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.registry import drawing_of
 from mc_envs.render._pygame import require_pygame
 
+if TYPE_CHECKING:
+    import numpy as np
+    from pygame import Surface
 
-def module_for(env: Any) -> Any:
+    from mc_envs.render.theme import Theme
+    from mc_envs.render.ui import UiState
+
+
+def module_for(env: Any) -> ModuleType:
     """The drawing module of an env: the ``drawing`` of its game in :data:`mc_envs.registry.GAMES`.
 
     Raises:
@@ -46,18 +54,18 @@ def module_for(env: Any) -> Any:
 # -- controls -------------------------------------------------------------------------------------
 
 
-def click(env: Any, cell: int, ui: Any) -> int | None:
+def click(env: Any, cell: int, ui: UiState) -> int | None:
     """The action of a left click on ``cell`` (None: nothing to play; ``ui`` may have changed)."""
     return module_for(env).click(env, cell, ui)
 
 
-def key(env: Any, name: str, char: str, ui: Any) -> int | None:
+def key(env: Any, name: str, char: str, ui: UiState) -> int | None:
     """The action of a key press for the game (None if the game does not use the key)."""
     handler = getattr(module_for(env), "key", None)
     return None if handler is None else handler(env, name, char, ui)
 
 
-def highlight(env: Any, ui: Any) -> Any:
+def highlight(env: Any, ui: UiState) -> Any:
     """What the board should emphasise now (the hint, the selection, the hovered move)."""
     own = getattr(module_for(env), "highlight", None)
     if own is not None:
@@ -68,7 +76,7 @@ def highlight(env: Any, ui: Any) -> Any:
     return ui.hover if ui.hover is not None and ui.hover in set(legal.tolist()) else None
 
 
-def show_hint(env: Any, action: int, ui: Any) -> None:
+def show_hint(env: Any, action: int, ui: UiState) -> None:
     """Shows an agent's suggested move."""
     own = getattr(module_for(env), "show_hint", None)
     ui.hint = action
@@ -87,14 +95,14 @@ def help_lines(env: Any) -> tuple[tuple[str, str], ...]:
 # -- frames ---------------------------------------------------------------------------------------
 
 
-def board_size(env: Any, theme: Any) -> tuple[int, int]:
+def board_size(env: Any, theme: Theme) -> tuple[int, int]:
     """The size of a whole frame: the board plus the status strip."""
     w, h = module_for(env).board_size(env, theme)
     return w, h + theme.status_height
 
 
 def draw_frame(
-    surface: Any, env: Any, theme: Any, highlight: Any = None, status: str | None = None
+    surface: Surface, env: Any, theme: Theme, highlight: Any = None, status: str | None = None
 ) -> int:
     """Draws the board and, under it, the status strip (``status`` or the game's own line)."""
     mod = module_for(env)
@@ -104,7 +112,9 @@ def draw_frame(
     return n
 
 
-def draw_env(env: Any, theme: Any = None, highlight: Any = None, surface: Any = None) -> Any:
+def draw_env(
+    env: Any, theme: Theme | None = None, highlight: Any = None, surface: Surface | None = None
+) -> Surface:
     """The env drawn on a pygame Surface (a new one unless ``surface`` is given)."""
     from mc_envs.render.theme import default_theme
 
@@ -117,7 +127,7 @@ def draw_env(env: Any, theme: Any = None, highlight: Any = None, surface: Any = 
     return surface
 
 
-def draw_status(surface: Any, text: str, theme: Any) -> None:
+def draw_status(surface: Surface, text: str, theme: Theme) -> None:
     """Writes one line in the strip at the bottom of ``surface``, in a smaller font if it would
     not fit the width otherwise (down to 10 pixels)."""
     from mc_envs.render.theme import font, text_surface
@@ -132,7 +142,7 @@ def draw_status(surface: Any, text: str, theme: Any) -> None:
     surface.blit(surf, (6, total - h + (h - surf.get_height()) // 2))
 
 
-def surface_to_array(surface: Any) -> Any:
+def surface_to_array(surface: Surface) -> np.ndarray:
     """A Surface as an ``H x W x 3`` uint8 array (a copy)."""
     import numpy as np
 

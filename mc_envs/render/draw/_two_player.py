@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mc_envs.render.ui import UiState
 
 NAMES = ("X", "O")
 
@@ -17,6 +20,6 @@ def status(env: Any) -> str:
     return f"{NAMES[env.current_player]} to move   moves {stones}"
 
 
-def click(env: Any, cell: int, ui: Any) -> int | None:
+def click(env: Any, cell: int, ui: UiState) -> int | None:
     """The clicked cell (Tic-Tac-Toe) or column (Connect Four) is the action."""
     return cell

@@ -9,10 +9,16 @@ that no longer count (grey). ``cell_at`` maps a click on a button to its action 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.games import abstract as rules
 from mc_envs.render.theme import OKABE_ITO, blit_centered
+
+if TYPE_CHECKING:
+    from pygame import Surface
+
+    from mc_envs.render.theme import Theme
+    from mc_envs.render.ui import UiState
 
 WIDTH = 480
 BAR_TOP, BUTTON_TOP = 40, 90
@@ -22,12 +28,12 @@ def _slot(env: Any) -> float:
     return (WIDTH - 20) / env.depth
 
 
-def board_size(env: Any, theme: Any) -> tuple[int, int]:
+def board_size(env: Any, theme: Theme) -> tuple[int, int]:
     """Pixels of the board."""
     return WIDTH, BUTTON_TOP + 2 * theme.cell["abstract"] + 10
 
 
-def _buttons(theme: Any) -> list[tuple[int, int, int, int]]:
+def _buttons(theme: Theme) -> list[tuple[int, int, int, int]]:
     h = 2 * theme.cell["abstract"]
     return [(10, BUTTON_TOP, WIDTH // 2 - 15, h), (WIDTH // 2 + 5, BUTTON_TOP, WIDTH // 2 - 15, h)]
 
@@ -45,7 +51,7 @@ def slots(env: Any) -> list[str]:
     return played + ["todo"] * (env.depth - moves)
 
 
-def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> int:
+def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None) -> int:
     """Draws the bar and the buttons; returns the number of moves played."""
     from mc_envs.render._pygame import require_pygame
 
@@ -77,7 +83,7 @@ def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> in
     return int(env.state_view[rules.MOVES])
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
+def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     """The action of the button under pixel ``pos`` (0 = left, 1 = right), else None."""
     x, y = int(pos[0]), int(pos[1])
     for action, (bx, by, bw, bh) in enumerate(_buttons(theme)):
@@ -86,7 +92,7 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
     return None
 
 
-def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
+def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
     """The centre of a button."""
     bx, by, bw, bh = _buttons(theme)[int(cell)]
     return bx + bw // 2, by + bh // 2
@@ -108,11 +114,11 @@ HELP = (
 )
 
 
-def click(env: Any, cell: int, ui: Any) -> int | None:
+def click(env: Any, cell: int, ui: UiState) -> int | None:
     """The clicked button is the action."""
     return cell
 
 
-def key(env: Any, name: str, char: str, ui: Any) -> int | None:
+def key(env: Any, name: str, char: str, ui: UiState) -> int | None:
     """The arrow keys: left (0) and right (1)."""
     return {"left": 0, "right": 1}.get(name)

@@ -8,7 +8,7 @@ under a pixel (any row of the column).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,23 +17,28 @@ from mc_envs.render.draw._two_player import NAMES
 from mc_envs.render.draw._two_player import click as click
 from mc_envs.render.draw._two_player import status as _status
 
+if TYPE_CHECKING:
+    from pygame import Surface
+
+    from mc_envs.render.theme import Theme
+
 SIDES = NAMES  # the players, as play's status bar names them
 ROWS, COLS = 6, 7
 
 
-def _cell(theme: Any) -> int:
+def _cell(theme: Theme) -> int:
     return theme.cell["connect_four"]
 
 
-def board_size(env: Any, theme: Any) -> tuple[int, int]:
+def board_size(env: Any, theme: Theme) -> tuple[int, int]:
     """Pixels of the board."""
     return COLS * _cell(theme), ROWS * _cell(theme)
 
 
 def draw(
-    surface: Any,
+    surface: Surface,
     env: Any,
-    theme: Any,
+    theme: Theme,
     highlight: int | None = None,
     *,
     win: Iterable[tuple[int, int]] | None = None,
@@ -72,7 +77,7 @@ def draw(
     return int(np.count_nonzero(board))
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
+def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     """The action (the column) under pixel ``pos``, None off the board."""
     size = _cell(theme)
     x, y = int(pos[0]), int(pos[1])
@@ -81,7 +86,7 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
     return x // size
 
 
-def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
+def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
     """The pixel at the centre of a column's top cell."""
     size = _cell(theme)
     return int(cell) * size + size // 2, size // 2

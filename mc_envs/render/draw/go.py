@@ -12,13 +12,20 @@ point or passes; the space bar passes too.
 
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mc_envs.games.go_area import owners
 from mc_envs.games.go_layout import CAPTURES, LAST, MOVES
 from mc_envs.games.go_text import COLUMNS
+
+if TYPE_CHECKING:
+    from pygame import Surface
+
+    from mc_envs.render.theme import Theme
+    from mc_envs.render.ui import UiState
 
 SIDES = ("Black", "White")
 WOOD = (220, 179, 92)
@@ -30,7 +37,7 @@ RIM = ((0, 0, 0), (120, 120, 112))
 PANEL = 140  # pixels of the panel right of the board
 
 
-def _spacing(env: Any, theme: Any) -> int:
+def _spacing(env: Any, theme: Theme) -> int:
     # The theme's cell up to 13x13; larger boards shrink to about the 14x14 board's width.
     cell, n = theme.cell["go"], env.unwrapped.size
     return max(12, min(cell, cell * 14 // n))
@@ -40,7 +47,7 @@ def _margin(spacing: int) -> int:
     return spacing * 5 // 4
 
 
-def _geometry(env: Any, theme: Any) -> tuple[int, int, int]:
+def _geometry(env: Any, theme: Theme) -> tuple[int, int, int]:
     """``(n, spacing, margin)``: point ``(r, c)`` is at ``(margin + c * spacing, margin + r *
     spacing)``."""
     s = _spacing(env, theme)
@@ -51,13 +58,13 @@ def _board_width(n: int, s: int, m: int) -> int:
     return 2 * m + (n - 1) * s
 
 
-def _button(env: Any, theme: Any) -> tuple[int, int, int, int]:
+def _button(env: Any, theme: Theme) -> tuple[int, int, int, int]:
     """The pass button's rectangle ``(x, y, w, h)``."""
     n, s, m = _geometry(env, theme)
     return _board_width(n, s, m) + 16, 16, PANEL - 32, 36
 
 
-def board_size(env: Any, theme: Any) -> tuple[int, int]:
+def board_size(env: Any, theme: Theme) -> tuple[int, int]:
     """Pixels of the board and its panel."""
     n, s, m = _geometry(env, theme)
     side = _board_width(n, s, m)
@@ -79,7 +86,9 @@ def star_points(n: int) -> list[tuple[int, int]]:
     return points
 
 
-def _stone(pygame: Any, surface: Any, colour: int, centre: tuple[int, int], radius: int) -> None:
+def _stone(
+    pygame: ModuleType, surface: Surface, colour: int, centre: tuple[int, int], radius: int
+) -> None:
     """A stone with a rim and a lit side to the upper left (colour 0 Black, 1 White)."""
     x, y = centre
     pygame.draw.circle(surface, RIM[colour], centre, radius)
@@ -93,19 +102,19 @@ def _stone(pygame: Any, surface: Any, colour: int, centre: tuple[int, int], radi
         pygame.draw.circle(surface, shade, (x - off, y - off), r)
 
 
-def _text(surface: Any, text: str, size: int, colour: Any, centre: tuple[int, int]) -> None:
+def _text(surface: Surface, text: str, size: int, colour: Any, centre: tuple[int, int]) -> None:
     from mc_envs.render.theme import blit_centered
 
     blit_centered(surface, text, size, colour, centre)
 
 
-def _left(surface: Any, text: str, size: int, colour: Any, pos: tuple[int, int]) -> None:
+def _left(surface: Surface, text: str, size: int, colour: Any, pos: tuple[int, int]) -> None:
     from mc_envs.render.theme import text_surface
 
     surface.blit(text_surface(text, size, colour), pos)
 
 
-def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> int:
+def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None) -> int:
     """Draws the board, the stones, the marks and the panel; returns the number of stones.
 
     ``highlight``: an action to emphasise (a ghost stone of the player to move on an empty point,
@@ -169,7 +178,7 @@ def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> in
     return int(np.count_nonzero(board))
 
 
-def _panel(pygame: Any, surface: Any, env: Any, theme: Any, lit: bool) -> None:
+def _panel(pygame: ModuleType, surface: Surface, env: Any, theme: Theme, lit: bool) -> None:
     """The pass button, whose turn, the captures, the last move and, at the end, the score."""
     x, y, bw, bh = _button(env, theme)
     over = len(env.legal_actions()) == 0
@@ -211,7 +220,7 @@ def _result(env: Any) -> str:
     return f"{SIDES[0 if r > 0 else 1]} wins by {abs(margin):g}"
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
+def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     """The action under pixel ``pos``: the nearest intersection, the pass (``n * n``) on the pass
     button, None off the grid (more than half a spacing beyond its edge) and in the panel."""
     n, s, m = _geometry(env, theme)
@@ -225,7 +234,7 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
     return r * n + c
 
 
-def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
+def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
     """The pixel of an action: its intersection, or the centre of the pass button."""
     n, s, m = _geometry(env, theme)
     if int(cell) == n * n:
@@ -248,12 +257,12 @@ def status(env: Any) -> str:
     return f"{SIDES[base.current_player]} to move   move {moves + 1}   {taken}"
 
 
-def click(env: Any, cell: int, ui: Any) -> int | None:
+def click(env: Any, cell: int, ui: UiState) -> int | None:
     """The clicked point is the action (the pass button: the pass)."""
     return cell
 
 
-def key(env: Any, name: str, char: str, ui: Any) -> int | None:
+def key(env: Any, name: str, char: str, ui: UiState) -> int | None:
     """The space bar passes."""
     n = env.unwrapped.size
     return n * n if name == "space" else None

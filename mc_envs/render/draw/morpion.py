@@ -13,26 +13,32 @@ Enter to play it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mc_envs.games import morpion as rules
 
+if TYPE_CHECKING:
+    from pygame import Surface
+
+    from mc_envs.render.theme import Theme
+    from mc_envs.render.ui import UiState
+
 DOT_RADIUS_FRACTION = 0.2  # of a cell: small enough that segment midpoints show the line colour
 
 
-def _cell(theme: Any) -> int:
+def _cell(theme: Theme) -> int:
     return theme.cell["morpion"]
 
 
-def board_size(env: Any, theme: Any) -> tuple[int, int]:
+def board_size(env: Any, theme: Theme) -> tuple[int, int]:
     """Pixels of the board: ``size * cell`` on both sides."""
     c = _cell(theme)
     return env.size * c, env.size * c
 
 
-def point_center(x: int, y: int, theme: Any) -> tuple[int, int]:
+def point_center(x: int, y: int, theme: Theme) -> tuple[int, int]:
     """The pixel of grid point ``(x, y)``."""
     c = _cell(theme)
     return x * c + c // 2, y * c + c // 2
@@ -41,7 +47,7 @@ def point_center(x: int, y: int, theme: Any) -> tuple[int, int]:
 _BACKGROUND: dict[tuple, Any] = {}
 
 
-def _background(env: Any, theme: Any) -> Any:
+def _background(env: Any, theme: Theme) -> Any:
     """The empty grid with its points and the starting cross (cached per size and theme)."""
     from mc_envs.render._pygame import require_pygame
 
@@ -81,7 +87,7 @@ def lines_of(env: Any) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     return runs
 
 
-def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> int:
+def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None) -> int:
     """Draws the grid, lines and dots; returns the number of lines (moves) drawn."""
     from mc_envs.render._pygame import require_pygame
 
@@ -117,7 +123,7 @@ def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> in
     return int(env.state_view[rules.H_MOVES])
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
+def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     """The grid point ``y * size + x`` nearest to pixel ``pos`` (None off the grid)."""
     size = _cell(theme)
     x, y = int(pos[0]) // size, int(pos[1]) // size
@@ -126,7 +132,7 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
     return y * env.size + x
 
 
-def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
+def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
     """The pixel of grid point ``cell = y * size + x``."""
     y, x = divmod(int(cell), env.size)
     return point_center(x, y, theme)
@@ -154,7 +160,7 @@ HELP = (
 )
 
 
-def _line_message(ui: Any) -> None:
+def _line_message(ui: UiState) -> None:
     ui.message = (
         f"line {ui.candidate + 1}/{len(ui.candidates)}: click the point again for the next,"
         " a dot of the line or Enter to play"
@@ -167,7 +173,7 @@ def _on_line(action: int, x: int, y: int, size: int) -> bool:
     return any((sx + i * rules.DX[d], sy + i * rules.DY[d]) == (x, y) for i in range(5))
 
 
-def click(env: Any, cell: int, ui: Any) -> int | None:
+def click(env: Any, cell: int, ui: UiState) -> int | None:
     """A click on a grid point: plays its only line, or shows its lines one by one; a click on a
     dot of the shown line plays that line."""
     if ui.selected is not None and ui.candidates:
@@ -194,7 +200,7 @@ def click(env: Any, cell: int, ui: Any) -> int | None:
     return None
 
 
-def key(env: Any, name: str, char: str, ui: Any) -> int | None:
+def key(env: Any, name: str, char: str, ui: UiState) -> int | None:
     """Enter or Space plays the shown line; Tab shows the next one."""
     if name in ("enter", "space") and ui.candidates:
         return ui.candidates[ui.candidate]
@@ -204,7 +210,7 @@ def key(env: Any, name: str, char: str, ui: Any) -> int | None:
     return None
 
 
-def highlight(env: Any, ui: Any) -> int | None:
+def highlight(env: Any, ui: UiState) -> int | None:
     """The shown candidate line, else the first line through the point under the pointer."""
     if ui.candidates:
         return ui.candidates[ui.candidate]
@@ -214,14 +220,14 @@ def highlight(env: Any, ui: Any) -> int | None:
     return None
 
 
-def show_hint(env: Any, action: int, ui: Any) -> None:
+def show_hint(env: Any, action: int, ui: UiState) -> None:
     """A hint selects its point, with its line shown among the point's lines."""
     ui.selected = int(action) // 20
     ui.candidates = moves_at(env, ui.selected)
     ui.candidate = ui.candidates.index(action) if action in ui.candidates else 0
 
 
-def crop(env: Any, final: Any, theme: Any, min_width: int) -> tuple[int, int, int, int]:
+def crop(env: Any, final: Any, theme: Theme, min_width: int) -> tuple[int, int, int, int]:
     """The board area (pixels ``x, y, w, h``) that a whole game uses, from its final state:
     the dots' bounding box with a margin, at least ``min_width`` wide (replays show only this)."""
     c = _cell(theme)

@@ -7,21 +7,28 @@ and the points it would score are written on it. ``cell_at`` gives the cell inde
 
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mc_envs.games import samegame as sg
 from mc_envs.render.theme import SAMEGAME_LETTERS, SAMEGAME_SHAPES, blit_centered
 
+if TYPE_CHECKING:
+    from pygame import Surface
+
+    from mc_envs.render.theme import Theme
+    from mc_envs.render.ui import UiState
+
 GAP = 1  # pixels between cells
 
 
-def _cell(theme: Any) -> int:
+def _cell(theme: Theme) -> int:
     return theme.cell["samegame"]
 
 
-def board_size(env: Any, theme: Any) -> tuple[int, int]:
+def board_size(env: Any, theme: Theme) -> tuple[int, int]:
     """Pixels of the board: ``cols * cell`` by ``rows * cell``."""
     c = _cell(theme)
     return env.cols * c, env.rows * c
@@ -51,7 +58,7 @@ def group_points(n: int) -> int:
 _CACHE: dict[tuple, tuple[Any, Any, np.ndarray, Any]] = {}
 
 
-def _cached(shape: tuple[int, int], size: int, theme: Any) -> tuple[Any, Any, np.ndarray]:
+def _cached(shape: tuple[int, int], size: int, theme: Theme) -> tuple[Any, Any, np.ndarray]:
     """A one-pixel-per-cell surface, the gap overlay and the palette array for a board shape."""
     from mc_envs.render._pygame import require_pygame
 
@@ -77,7 +84,9 @@ def _cached(shape: tuple[int, int], size: int, theme: Any) -> tuple[Any, Any, np
     return small, overlay, palette
 
 
-def _mark(surface: Any, pygame: Any, kind: str, rect: Any, color: int, size: int) -> None:
+def _mark(
+    surface: Surface, pygame: ModuleType, kind: str, rect: Any, color: int, size: int
+) -> None:
     ink = (0, 0, 0)
     cx, cy = rect.center
     r = max(size // 4, 2)
@@ -111,7 +120,7 @@ def _mark(surface: Any, pygame: Any, kind: str, rect: Any, color: int, size: int
         pygame.draw.line(surface, ink, (cx, cy - r), (cx, cy + r), 2)
 
 
-def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> int:
+def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None) -> int:
     """Draws the board; returns the number of non-empty cells drawn."""
     from mc_envs.render._pygame import require_pygame
 
@@ -151,7 +160,7 @@ def draw(surface: Any, env: Any, theme: Any, highlight: int | None = None) -> in
 
 
 def _outline(
-    surface: Any, pygame: Any, cells: list[tuple[int, int]], size: int, color: Any
+    surface: Surface, pygame: ModuleType, cells: list[tuple[int, int]], size: int, color: Any
 ) -> None:
     """Draws the border of a set of cells (edges not shared with another cell of the set)."""
     inside = set(cells)
@@ -167,7 +176,7 @@ def _outline(
             pygame.draw.line(surface, color, (x + size - 2, y), (x + size - 2, y + size - 1), 3)
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
+def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     """The cell index ``row * cols + col`` under pixel ``pos``, or None off the board."""
     size = _cell(theme)
     x, y = int(pos[0]), int(pos[1])
@@ -179,7 +188,7 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
     return r * env.cols + c
 
 
-def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
+def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
     """The pixel at the centre of a cell."""
     size = _cell(theme)
     r, c = divmod(int(cell), env.cols)
@@ -196,7 +205,7 @@ def status(env: Any) -> str:
 HELP = (("click", "a group of 2 or more: remove it"),)
 
 
-def click(env: Any, cell: int, ui: Any) -> int | None:
+def click(env: Any, cell: int, ui: UiState) -> int | None:
     """The action of the group under the clicked cell (None, with a message, off a group)."""
     action = env.group_at(*divmod(int(cell), env.cols))
     if action is None:
@@ -204,7 +213,7 @@ def click(env: Any, cell: int, ui: Any) -> int | None:
     return action
 
 
-def highlight(env: Any, ui: Any) -> int | None:
+def highlight(env: Any, ui: UiState) -> int | None:
     """The hint, else the group under the pointer."""
     if ui.hint is not None:
         return ui.hint

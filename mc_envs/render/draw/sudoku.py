@@ -14,25 +14,31 @@ move the selection.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mc_envs.games import sudoku as rules
 from mc_envs.render.theme import blit_centered
 
+if TYPE_CHECKING:
+    from pygame import Surface
 
-def _cell(env: Any, theme: Any) -> int:
+    from mc_envs.render.theme import Theme
+    from mc_envs.render.ui import UiState
+
+
+def _cell(env: Any, theme: Theme) -> int:
     return theme.cell["sudoku9" if env.size <= 9 else "sudoku16"]
 
 
-def board_size(env: Any, theme: Any) -> tuple[int, int]:
+def board_size(env: Any, theme: Theme) -> tuple[int, int]:
     """Pixels of the board: ``size * cell`` on both sides (plus the outer border)."""
     side = env.size * _cell(env, theme) + 2
     return side, side
 
 
-def draw(surface: Any, env: Any, theme: Any, highlight: Any = None) -> int:
+def draw(surface: Surface, env: Any, theme: Theme, highlight: Any = None) -> int:
     """Draws the grid; returns the number of filled cells."""
     from mc_envs.render._pygame import require_pygame
 
@@ -89,7 +95,7 @@ def draw(surface: Any, env: Any, theme: Any, highlight: Any = None) -> int:
     return int(np.count_nonzero(grid))
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
+def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     """The cell index ``row * size + col`` under pixel ``pos`` (None off the grid)."""
     size = _cell(env, theme)
     x, y = int(pos[0]) - 1, int(pos[1]) - 1
@@ -101,7 +107,7 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
     return r * env.size + c
 
 
-def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
+def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
     """The pixel at the centre of a cell."""
     size = _cell(env, theme)
     r, c = divmod(int(cell), env.size)
@@ -133,13 +139,13 @@ def help_lines(env: Any) -> tuple[tuple[str, str], ...]:
 _ARROWS = {"left": (0, -1), "right": (0, 1), "up": (-1, 0), "down": (1, 0)}
 
 
-def click(env: Any, cell: int, ui: Any) -> None:
+def click(env: Any, cell: int, ui: UiState) -> None:
     """Selects the cell (a value is then typed)."""
     ui.selected, ui.sticky, ui.hint = int(cell), True, None
     ui.message = "type a value"
 
 
-def key(env: Any, name: str, char: str, ui: Any) -> int | None:
+def key(env: Any, name: str, char: str, ui: UiState) -> int | None:
     """Arrows move the selection; a value symbol fills the selected cell."""
     n = env.size
     if name in _ARROWS:
@@ -153,13 +159,13 @@ def key(env: Any, name: str, char: str, ui: Any) -> int | None:
     return ui.selected * n + rules.SYMBOLS.index(symbol)
 
 
-def highlight(env: Any, ui: Any) -> Any:
+def highlight(env: Any, ui: UiState) -> Any:
     """The hint, else the selected cell."""
     if ui.hint is not None:
         return ui.hint
     return ("cell", ui.selected) if ui.selected is not None else None
 
 
-def show_hint(env: Any, action: int, ui: Any) -> None:
+def show_hint(env: Any, action: int, ui: UiState) -> None:
     """A hint selects its cell."""
     ui.selected = int(action) // env.size

@@ -7,7 +7,7 @@ tinted with the winner's colour and framed in ``theme.win``. ``cell_at`` gives t
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,23 +16,28 @@ from mc_envs.render.draw._two_player import NAMES
 from mc_envs.render.draw._two_player import click as click
 from mc_envs.render.draw._two_player import status as _status
 
+if TYPE_CHECKING:
+    from pygame import Surface
+
+    from mc_envs.render.theme import Theme
+
 SIDES = NAMES  # the players, as play's status bar names them
 ROWS = COLS = 3
 
 
-def _cell(theme: Any) -> int:
+def _cell(theme: Theme) -> int:
     return theme.cell["tictactoe"]
 
 
-def board_size(env: Any, theme: Any) -> tuple[int, int]:
+def board_size(env: Any, theme: Theme) -> tuple[int, int]:
     """Pixels of the board."""
     return COLS * _cell(theme), ROWS * _cell(theme)
 
 
 def draw(
-    surface: Any,
+    surface: Surface,
     env: Any,
-    theme: Any,
+    theme: Theme,
     highlight: int | None = None,
     *,
     win: Iterable[tuple[int, int]] | None = None,
@@ -83,7 +88,7 @@ def _blend(a: tuple[int, ...], b: tuple[int, ...], t: float) -> tuple[int, ...]:
     return tuple(round(x + (y - x) * t) for x, y in zip(a, b))
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
+def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     """The action (cell ``row * 3 + col``) under pixel ``pos``, None off the board."""
     size = _cell(theme)
     x, y = int(pos[0]), int(pos[1])
@@ -92,7 +97,7 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Any) -> int | None:
     return (y // size) * COLS + x // size
 
 
-def cell_center(cell: int, env: Any, theme: Any) -> tuple[int, int]:
+def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
     """The pixel at the centre of a cell."""
     size = _cell(theme)
     r, c = divmod(int(cell), COLS)
