@@ -89,10 +89,10 @@ def strict(env: E) -> Iterator[E]:
 # A playout policy for the generic search path: called with the env at the start of a playout, it
 # returns the chooser used for every move of that playout: chooser(legal_actions, rng) -> action.
 Chooser = Callable[[np.ndarray, Rng], int]
-PolicyFactory = Callable[[Any], Chooser]
+PolicyFactory = Callable[[PlanningContract], Chooser]
 
 
-def random_policy(env: Any) -> Chooser:
+def random_policy(env: PlanningContract) -> Chooser:
     """The uniform playout policy, valid for every env."""
     return lambda actions, rng: rng.choice(actions)
 

@@ -30,9 +30,13 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.records import Verdict, write_atomic
+
+if TYPE_CHECKING:
+    from mc_envs.envs.go import GoEnv
+    from mc_envs.state import State
 
 MAX_BYTES = 1 << 20  # a Go game record is a few KB; sgfmill parses 1 MiB in about 0.6 s
 RULES = "Chinese"
@@ -89,7 +93,7 @@ def result_text(margin: float) -> str:
     return f"{'B' if margin > 0 else 'W'}+{abs(margin):g}"
 
 
-def margin(env: Any) -> float:
+def margin(env: GoEnv) -> float:
     """Black's Tromp-Taylor margin on the board of a Go env now: areas, then komi to White."""
     black, white = env.area()
     return float(black - white - env.komi)
@@ -169,8 +173,12 @@ def save_game(
 
 
 def save_session(
-    path: str | os.PathLike, session: Any, vs: str | None, saved: Any = None, final: bool = False
-) -> Any:
+    path: str | os.PathLike,
+    session: Any,
+    vs: str | None,
+    saved: State | None = None,
+    final: bool = False,
+) -> State | None:
     """The play window's save (:class:`mc_envs.render.play.PlaySession`): writes its Go game
     when it is over (or, ``final``, unfinished with moves) and differs from ``saved``, the state
     written last; returns the state written, else ``saved``. ``PB`` / ``PW``: ``human`` and
@@ -356,7 +364,7 @@ def parse_result(text: str) -> tuple[int | None, float | None, str] | None:
     return winner, value if winner == 0 else -value, "score"
 
 
-def make_env(record: GoRecord) -> Any:
+def make_env(record: GoRecord) -> GoEnv:
     """The strict Go env of a record at its start (``max_moves`` at least the record's moves)."""
     from mc_envs.envs.go import GoEnv
 
@@ -406,7 +414,8 @@ def verify(record: GoRecord) -> Verdict:
     detail = f"Black {black}, White {white}, komi {env.komi:g}"
     over = len(env.legal_actions()) == 0
     where = "" if over else " (the moves stop before two passes: scored as the board stands)"
-    if over and env.kernel.truncated(env.state_view):
+    cut = env.kernel.truncated
+    if over and cut is not None and cut(env.state_view):
         where = f" (stopped at the move cap, {env.max_moves} moves: scored as the board stands)"
     said = record.result
     parsed = parse_result(said) if said is not None else None

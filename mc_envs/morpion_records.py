@@ -80,7 +80,7 @@ def shipped_record(name: str) -> Path:
 # -- MSR JSON ---------------------------------------------------------------------------------
 
 
-def _parse_move(obj: Any, where: str) -> MorpionMove:
+def _parse_move(obj: object, where: str) -> MorpionMove:
     if not isinstance(obj, dict):
         raise ValueError(f"{where}: a move must be an object with x, y, dir, pos")
     for key in ("x", "y", "pos"):

@@ -16,7 +16,9 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import cast
+
+import gymnasium as gym
 
 FORMAT = "mc-envs/solution"
 VERSION = 1
@@ -151,7 +153,7 @@ def read_record(path: str | os.PathLike) -> dict:
     return record
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -208,10 +210,8 @@ class Verdict:
     message: str
 
 
-def replay_env(record: dict, render_mode: str | None = None) -> Any:
+def replay_env(record: dict, render_mode: str | None = None) -> gym.Env:
     """The env of a record, reset to its start, strict: an illegal move raises."""
-    import gymnasium as gym
-
     env = gym.make(record["env_id"], render_mode=render_mode, **record["env_kwargs"])
     if hasattr(env.unwrapped, "illegal_action"):
         env.unwrapped.illegal_action = "raise"
@@ -225,13 +225,13 @@ def verify_record(record: dict) -> Verdict:
     Raises:
         RecordError: the env refuses the record's keyword arguments (a bad board, position ...).
     """
-    from mc_envs.core import IllegalActionError
+    from mc_envs.core import IllegalActionError, PlanningContract
 
     try:
         env = replay_env(record)
     except (TypeError, ValueError) as exc:
         raise RecordError(f"field 'env_kwargs': {record['env_id']} refuses them: {exc}") from None
-    base = env.unwrapped
+    base = cast(PlanningContract, env.unwrapped)  # an mc_envs/ id (check_record)
     for i, action in enumerate(record["actions"], start=1):
         try:
             env.step(action)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING
 
 import gymnasium as gym
 import numpy as np
+
+if TYPE_CHECKING:
+    from mc_envs.contract import PlanningContract
 
 
 class LegalDiscrete(gym.spaces.Discrete):
@@ -16,12 +19,14 @@ class LegalDiscrete(gym.spaces.Discrete):
     forgets its env and samples like a plain ``Discrete``.
     """
 
-    def bind(self, env: Any) -> LegalDiscrete:
+    def bind(self, env: PlanningContract) -> LegalDiscrete:
         """Ties sampling to ``env.action_masks()`` (held by weak reference)."""
         self._masks = weakref.WeakMethod(env.action_masks)
         return self
 
-    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
+    def sample(
+        self, mask: np.ndarray | None = None, probability: np.ndarray | None = None
+    ) -> np.int64:
         """A random action: among the legal ones when no mask or probability is given."""
         masks = getattr(self, "_masks", None)
         if mask is None and probability is None and masks is not None and masks() is not None:

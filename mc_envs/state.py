@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -58,7 +57,7 @@ class State:
         return state
 
 
-def check_layout(data: Any, game: str, dtype: type, length: int) -> np.ndarray:
+def check_layout(data: object, game: str, dtype: type, length: int) -> np.ndarray:
     """Checks the shape of a game's flat state array; returns it as an ndarray.
 
     Raises:
@@ -74,6 +73,8 @@ def check_layout(data: Any, game: str, dtype: type, length: int) -> np.ndarray:
     return data
 
 
-def state_error(game: str, field: str, index: int | str, value: Any, expected: str) -> ValueError:
+def state_error(
+    game: str, field: str, index: int | str, value: object, expected: str
+) -> ValueError:
     """The error of an impossible value in a state: names the game, field and index."""
     return ValueError(f"invalid {game} state: {field} (index {index}) is {value}, {expected}")

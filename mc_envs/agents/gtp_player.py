@@ -35,6 +35,8 @@ import weakref
 from collections.abc import Sequence
 from typing import IO, Any
 
+from mc_envs.state import State
+
 STARTUP_TIMEOUT = 120.0  # seconds for the first answer (an engine may load a network)
 COMMAND_TIMEOUT = 30.0
 GENMOVE_TIMEOUT = 300.0
@@ -125,7 +127,7 @@ class GtpPlayer:
         self._sim_key: Any = None
         self._start: Any = None  # the empty board's state
         self._moves: list[int] = []  # the moves of the engine's game, from its empty board
-        self._states: list[Any] = []  # the env's state before each of them, then after the last
+        self._states: list[State] = []  # the env's state before each of them, then after the last
 
     @property
     def params(self) -> dict:
@@ -308,7 +310,7 @@ class GtpPlayer:
             self._sim_key = key
         return self._sim
 
-    def _sync(self, now: Any, n: int, komi: float) -> None:
+    def _sync(self, now: State, n: int, komi: float) -> None:
         """Brings the engine's board to the position ``now``."""
         if self._config != (n, komi):
             self.send(f"boardsize {n}")
@@ -342,7 +344,7 @@ class GtpPlayer:
         self._moves.append(action)
         self._states.append(sim.clone_state())
 
-    def _follows(self, now: Any, n: int) -> bool:
+    def _follows(self, now: State, n: int) -> bool:
         """Plays the move that leads from the engine's position to ``now``, if one does."""
         sim = self._sim
         sim.restore_state(self._states[-1])
@@ -361,7 +363,7 @@ class GtpPlayer:
         self._play_next(action)
         return True
 
-    def _set_up(self, now: Any) -> None:
+    def _set_up(self, now: State) -> None:
         """Puts the stones of ``now`` on the engine's empty board (no earlier positions known)."""
         self._restart()
         sim = self._sim

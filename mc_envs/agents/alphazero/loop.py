@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -42,8 +42,8 @@ def train(
     seed: int = 0,
     out: str | None = None,
     resume: bool = False,
-    log: Any = print,
-    evaluate: Any = None,
+    log: Callable[[str], object] = print,
+    evaluate: Callable[[Model, int], dict] | None = None,
     evaluate_every: int = 1,
 ) -> tuple[Model, list[dict]]:
     """The AlphaZero loop for ``minutes`` (or until ``iterations`` iterations in all).
