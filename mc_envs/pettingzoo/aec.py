@@ -74,7 +74,7 @@ class TwoPlayerAEC(AECEnv):
         ValueError: an unknown game or render mode, naming the known ones, or a bad config.
     """
 
-    metadata = {
+    metadata: dict[str, Any] = {
         "render_modes": ["human", "ansi", "rgb_array"],
         "name": "mc_envs_two_player_v0",
         "is_parallelizable": False,
