@@ -112,7 +112,9 @@ def test_the_switch_to_the_compiled_path_continues_the_search_exactly(forced_col
     env = gym.make("mc_envs/SameGame-v0")
     env.reset(seed=0)
     before = env.unwrapped.clone_state()
+    compile_ahead.enable(False)  # a playout budget alone would start generic too
     compiled_only = make().search(env, playouts=playouts)
+    compile_ahead.enable(True)
     assert "compile" not in compiled_only.extra
     switched = make().search(env, playouts=playouts, time_limit=200)
     note = switched.extra["compile"]
@@ -140,7 +142,9 @@ def test_a_tree_search_switches_part_way_to_the_same_tree(forced_cold, env_id, m
     env.reset(seed=0)
     before = env.unwrapped.clone_state()
     iterations = 200_000
+    compile_ahead.enable(False)  # an iteration budget alone would start generic too
     compiled_only = make().search(env, iterations=iterations)
+    compile_ahead.enable(True)
     switched = make().search(env, iterations=iterations, time_limit=200)
     note = switched.extra["compile"]
     assert note["cold"] and note["compiled"] and note["child"] == 0, note

@@ -198,6 +198,41 @@ class Agent(Protocol):
     def act(self, env: Any) -> int: ...
 
 
+class Searcher:
+    """The public ``search`` of every agent: its budget keywords, written once, become one
+    :class:`Budget` handed to :meth:`dispatch`."""
+
+    def search(
+        self,
+        env: Any,
+        *,
+        time_limit: float | None = None,
+        playouts: int | None = None,
+        iterations: int | None = None,
+        callback: Callback | None = None,
+        **options: Any,
+    ) -> SearchResult:
+        """Searches from the env's current state and leaves the env as it was.
+
+        Args:
+            env: the env to search from.
+            time_limit: seconds from the call.
+            playouts: a playout budget.
+            iterations: tree iterations (tree searches) or complete runs (NMCS, NRPA).
+            callback: receives :class:`Progress`; returning True ends the search.
+            options: the agent's own (see its ``run_search``).
+        """
+        return self.dispatch(env, Budget(time_limit, playouts, iterations, callback), **options)
+
+    def dispatch(self, env: Any, budget: Budget, **options: Any) -> SearchResult:
+        """Runs the search where it runs: here, in this process (parallel agents override it)."""
+        return self.run_search(env, budget, **options)
+
+    def run_search(self, env: Any, budget: Budget, **options: Any) -> SearchResult:
+        """One search in this process."""
+        raise NotImplementedError
+
+
 class Best:
     """The best complete sequence found so far, shared between a search and its runner."""
 

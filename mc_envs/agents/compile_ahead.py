@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from mc_envs._numba import is_cached
+from mc_envs.agents.base import Budget
 
 POLL = 0.25  # seconds between two looks at the cache
 DISABLED = os.environ.get("MC_ENVS_COMPILE_AHEAD", "1") == "0"
@@ -166,7 +167,7 @@ def _feed(child: subprocess.Popen, payload: bytes) -> None:
 
 def _main() -> int:
     agent, env = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
-    agent.run_search(env, playouts=1)
+    agent.run_search(env, Budget(playouts=1))
     return 0
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mc_envs.agents.base import Callback, SearchResult
+from mc_envs.agents.base import Budget, Searcher, SearchResult
 from mc_envs.rng import Rng
 
 
-class RandomAgent:
+class RandomAgent(Searcher):
     """Plays uniformly random legal moves.
 
     Args:
@@ -33,16 +33,9 @@ class RandomAgent:
             raise ValueError("no legal move: the game is over")
         return self._rng.choice(actions)
 
-    def search(
-        self,
-        env: Any,
-        *,
-        time_limit: float | None = None,
-        playouts: int | None = None,
-        iterations: int | None = None,
-        callback: Callback | None = None,
-    ) -> SearchResult:
-        """One random game from the env's state (the env is restored afterwards)."""
+    def run_search(self, env: Any, budget: Budget) -> SearchResult:
+        """One random game from the env's state (the env is restored afterwards), whatever the
+        budget."""
         import time
 
         base = env.unwrapped

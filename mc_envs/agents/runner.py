@@ -1,18 +1,19 @@
 """The one runner of every search: control block, budgets, pauses, checkpoints, the result.
 
-An algorithm supplies a *program* (:class:`Program`): its arrays, its compiled or generic entry
-point, and (for resumable searches) what its checkpoint holds. :class:`Runner` does the rest, the
-same way for every search:
+An algorithm supplies a *program* (:class:`Program`): its arrays, its compiled and generic entry
+points, and what its checkpoint holds. :meth:`Runner.run` does the rest, the same way for every
+search:
 
-- the control block shared with the compiled code (:class:`mc_envs.agents.base.Slot`), and
-  the :class:`~mc_envs.agents.ops.Shared` record of the best sequence;
-- budgets: playouts and tree iterations counted inside the search, complete runs counted here,
-  the time limit, the callback and Ctrl-C by :func:`mc_envs.agents.base.supervise`;
+- the control block shared with the compiled code (:class:`mc_envs.agents.base.Slot`), and the
+  :class:`~mc_envs.agents.ops.Shared` record of the best sequence;
+- the :class:`~mc_envs.agents.base.Budget`: playouts and tree iterations counted inside the
+  search, complete runs counted here (:class:`Runs`), the time limit, the callback and Ctrl-C by
+  :func:`mc_envs.agents.base.supervise`;
 - checkpoints: a ticker asks the search to pause every ``checkpoint_every`` seconds; the runner
-  saves (:mod:`mc_envs.agents.checkpoint`) and continues; a resumed search is checked before any compiled
-  code sees it;
-- a cold numba cache under a time limit: the generic path until a child process has compiled
-  (:mod:`mc_envs.agents.compile_ahead`);
+  saves (:mod:`mc_envs.agents.checkpoint`) and continues; a resumed search is checked before any
+  compiled code sees it;
+- a cold numba cache under a budget: the generic path until a child process has compiled
+  (:mod:`mc_envs.agents.compile_ahead`); the two paths agree for a seed, so the result is the same;
 - the env restored as it was, and the :class:`~mc_envs.agents.base.SearchResult`.
 """
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -28,7 +29,6 @@ from mc_envs.agents.base import (
     NEG_INF,
     Best,
     Budget,
-    Callback,
     SearchResult,
     Slot,
     StopCode,
@@ -40,31 +40,42 @@ from mc_envs.agents.ops import EnvStates, Game, Shared, compiled_states, move_bo
 
 
 class Program(Protocol):
-    """What an algorithm gives the :class:`Runner`.
+    """Everything a search gives :meth:`Runner.run`, declared (the runner never probes for more).
 
     Attributes:
-        algo: the algorithm's name in checkpoints (``"nmcs"``, ``"nrpa"``).
+        algo: the algorithm's name in checkpoints (``"nmcs"``, ``"nrpa"``, ``"tree"``).
         params: the parameters a checkpoint must match to be resumed.
-        fast: whether it runs on the compiled path.
+        fast: whether it runs on the compiled path now.
+        ahead: the agent a child process searches to compile :meth:`entries` on a cold cache
+            (:mod:`mc_envs.agents.compile_ahead`); the agent without the state it carries between
+            searches (such as a tree).
     """
 
     algo: str
     params: dict[str, Any]
     fast: bool
+    ahead: Any
+
+    def entries(self) -> list[Any]:
+        """The compiled path's numba dispatchers (what a cold cache lacks)."""
+        ...
+
+    def bind(self, fast: bool, plain: bool = False) -> None:
+        """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
+        uncompiled too) from the next call on, keeping the search's arrays."""
 
     def call(self, control: np.ndarray, restarts: bool) -> None:
         """Searches until the run ends (``restarts`` false), or until stopped or paused.
 
-        On the compiled path (``fast``) a first call with the stop flag up compiles it (or loads
-        it from the cache) before the clock starts. A program may also offer ``entries()`` (its
-        numba dispatchers) and ``bind(fast, plain)`` (switch between the compiled and the generic
-        path, keeping its arrays): then a time-limited search on a cold cache starts on the
-        generic path while a child process compiles (:mod:`mc_envs.agents.compile_ahead`) the search of
-        its ``agent``, or of its ``seed_agent`` when it has one (the agent without the state it
-        carries between searches, such as a tree)."""
+        On the compiled path a first call with the stop flag up compiles it (or loads it from the
+        cache) before the clock starts."""
 
     def dump(self) -> dict[str, Any]:
-        """The checkpoint's ``search`` part: JSON-ready data of everything that decides the future."""
+        """The checkpoint's ``search`` part: JSON-ready data of everything that decides the future.
+
+        Raises:
+            ValueError: the search keeps no checkpoints.
+        """
         ...
 
     def load(self, data: dict[str, Any], check: Any) -> None:
@@ -72,23 +83,31 @@ class Program(Protocol):
         :class:`mc_envs.agents.checkpoint.Checker`); raises ValueError naming the field."""
 
 
-def nested_budgets(
-    env: Any, time_limit: float | None, playouts: int | None, iterations: int | None
-) -> dict[str, Any]:
-    """The runner's arguments for searches made of complete runs (NMCS, NRPA).
+class Runs(NamedTuple):
+    """How complete runs end a search.
 
-    With no budget, one complete run (the paper's algorithm); with any budget, runs restart until
-    it ends (``iterations`` counts complete runs), and a run that reaches the env's ``max_score``
-    ends the search.
+    Attributes:
+        limit: the complete runs :meth:`Program.call` may make (None: no limit, it restarts).
+        max_score: a score that ends the search when reached (None: none).
+        are_iterations: the budget's ``iterations`` counts runs: report ``"iterations"`` at the end.
     """
-    restarts = any(b is not None for b in (time_limit, playouts, iterations))
-    bound = getattr(env.unwrapped, "max_score", None)
-    return {
-        "playouts": playouts,
-        "run_limit": iterations if iterations is not None else (None if restarts else 1),
-        "max_score": float(bound) if restarts and bound is not None else None,
-        "iterations_are_runs": iterations is not None,
-    }
+
+    limit: int | None = None
+    max_score: float | None = None
+    are_iterations: bool = False
+
+    @classmethod
+    def nested(cls, env: Any, budget: Budget) -> Runs:
+        """The runs of a search made of complete runs (NMCS, NRPA): with no budget, one complete
+        run (the paper's algorithm); with one, runs restart until it ends (``iterations`` counts
+        complete runs), and a run that reaches the env's ``max_score`` ends the search."""
+        bound = getattr(env.unwrapped, "max_score", None)
+        restarts = budget.bounded
+        return cls(
+            limit=budget.iterations if budget.iterations is not None else (None if restarts else 1),
+            max_score=float(bound) if restarts and bound is not None else None,
+            are_iterations=budget.iterations is not None,
+        )
 
 
 class Runner:
@@ -96,30 +115,17 @@ class Runner:
 
     Args:
         env: the env searched (``env.unwrapped`` is used, and left as it was).
-        playouts: the playout budget (counted inside the search).
-        iterations: the tree-iteration budget (counted inside the search).
-        run_limit: how many complete runs ``call`` may make; None for no limit.
-        max_score: a score that ends the search when reached.
-        iterations_are_runs: report ``stopped == "iterations"`` when the runs are done.
+        budget: what ends the search.
+        runs: how complete runs end it (default: no limit, no ``max_score``).
     """
 
-    def __init__(
-        self,
-        env: Any,
-        *,
-        playouts: int | None = None,
-        iterations: int | None = None,
-        run_limit: int | None = None,
-        max_score: float | None = None,
-        iterations_are_runs: bool = False,
-    ) -> None:
+    def __init__(self, env: Any, budget: Budget, runs: Runs | None = None) -> None:
         self.base = env.unwrapped
-        self.run_limit = run_limit
-        self.iterations_are_runs = iterations_are_runs
-        self.control = Budget(playouts=playouts, iterations=iterations).control()
+        self.budget, self.runs = budget, Runs() if runs is None else runs
+        self.control = budget.control()
         self.max_moves = move_bound(self.base)
         self.best = Best(self.max_moves)
-        self.max_score = 1.0e300 if max_score is None else float(max_score)
+        self.max_score = 1.0e300 if self.runs.max_score is None else float(self.runs.max_score)
         self.shared = Shared(
             self.control, self.best.score, self.best.seq, self.best.length, self.max_score
         )
@@ -203,13 +209,11 @@ class Runner:
         self,
         program: Program,
         *,
-        time_limit: float | None,
-        callback: Callback | None,
         checkpoint: str | None = None,
         resume: bool = False,
         checkpoint_every: float = 5.0,
-    ) -> tuple[str, float]:
-        """Runs the program under the budgets; returns (why it stopped, seconds).
+    ) -> tuple[StopReason, float]:
+        """Runs the program under the budget; returns (why it stopped, seconds).
 
         Raises:
             ValueError: ``resume`` without ``checkpoint``, or a checkpoint that does not match.
@@ -224,63 +228,80 @@ class Runner:
             self.best.score[0] = float(getattr(self.base, "score", 0.0))
             self.best.length[0] = 0
             return StopReason.COMPLETE, 0.0
-        control, limit = self.control, self.run_limit
-        standin = self.standin = None
-        if time_limit is not None and getattr(program, "fast", False) and hasattr(program, "bind"):
-            agent = getattr(program, "seed_agent", program.agent)
-            standin = self.standin = stand_in(agent, self.base, program.entries())
-        if standin is not None:
-            program.bind(False, plain=True)  # until the child has compiled the fast path
-        elif program.fast:  # compiles (or loads) before the clock: a call told to stop at once
-            idle = np.zeros_like(control)
-            idle[Slot.STOP] = StopCode.STOPPED
-            program.call(idle, False)
-        first_playouts = int(control[Slot.PLAYOUTS])
+        self._prepare(program)
         done = threading.Event()
-
-        def ticker() -> None:
-            while not done.wait(checkpoint_every):
-                control[Slot.PAUSE] = 1
-
-        def work() -> None:
-            while control[Slot.STOP] == StopCode.NONE:
-                if limit is not None and control[Slot.RUNS] >= limit:
-                    return
-                program.call(control, limit is None)
-                if control[Slot.PAUSE] != 0:
-                    if control[Slot.STOP] == StopCode.NONE and checkpoint is not None:
-                        write_checkpoint(checkpoint, self.dump(program))
-                    control[Slot.PAUSE] = 0
-                    if standin is not None and standin.switched is None and standin.ready():
-                        standin.playouts = int(control[Slot.PLAYOUTS]) - first_playouts
-                        standin.switched = time.perf_counter() - self.started
-                        program.bind(True)
-                elif limit is None:
-                    return  # a search that ended without being stopped: nothing left to do
-
         if checkpoint is not None:
-            threading.Thread(target=ticker, name="mc-envs-checkpoint", daemon=True).start()
-        if standin is not None:
-            standin.watch(control, Slot.PAUSE, done)
+            self._tick(done, checkpoint_every)
+        if self.standin is not None:
+            self.standin.watch(self.control, Slot.PAUSE, done)
+        first = int(self.control[Slot.PLAYOUTS])
         self.started = time.perf_counter()
         try:
             why, seconds = supervise(
-                work, control, self.best, Budget(time=time_limit, callback=callback)
+                lambda: self._loop(program, checkpoint, first), self.control, self.best, self.budget
             )
         finally:
             done.set()
             if self.snapshot is not None:
                 self.base.restore_state(self.snapshot)
         self.spent, self.started = self.spent + seconds, None
-        if standin is not None and standin.switched is None:
-            standin.playouts = int(control[Slot.PLAYOUTS]) - first_playouts
+        if self.standin is not None and self.standin.switched is None:
+            self.standin.playouts = int(self.control[Slot.PLAYOUTS]) - first
         if checkpoint is not None:
             write_checkpoint(checkpoint, self.dump(program))
-        if not why:
-            why = StopCode(control[Slot.STOP]).reason
-            if why == StopReason.COMPLETE and self.iterations_are_runs:
-                why = StopReason.ITERATIONS
-        return why, seconds
+        return why or self._reason(), seconds
+
+    def _prepare(self, program: Program) -> None:
+        """A cold compiled path under a budget starts generic while a child compiles it; a warm
+        one compiles (or loads) before the clock: a call told to stop at once."""
+        self.standin = None
+        if program.fast and self.budget.bounded:
+            self.standin = stand_in(program.ahead, self.base, program.entries())
+        if self.standin is not None:
+            program.bind(False, plain=True)  # until the child has compiled the fast path
+        elif program.fast:
+            idle = np.zeros_like(self.control)
+            idle[Slot.STOP] = StopCode.STOPPED
+            program.call(idle, False)
+
+    def _tick(self, done: threading.Event, every: float) -> None:
+        """Asks the search to pause every ``every`` seconds (a checkpoint) until ``done``."""
+        control = self.control
+
+        def ticker() -> None:
+            while not done.wait(every):
+                control[Slot.PAUSE] = 1
+
+        threading.Thread(target=ticker, name="mc-envs-checkpoint", daemon=True).start()
+
+    def _loop(self, program: Program, checkpoint: str | None, first: int) -> None:
+        """Calls the program until the search ends: saving at pauses, switching to the compiled
+        path once a cold search's child has filled the cache, restarting runs."""
+        from mc_envs.agents.checkpoint import write_checkpoint
+
+        control, limit, standin = self.control, self.runs.limit, self.standin
+        while control[Slot.STOP] == StopCode.NONE:
+            if limit is not None and control[Slot.RUNS] >= limit:
+                return
+            program.call(control, limit is None)
+            if control[Slot.PAUSE] == 0:
+                if limit is None:
+                    return  # a search that ended without being stopped: nothing left to do
+                continue
+            if control[Slot.STOP] == StopCode.NONE and checkpoint is not None:
+                write_checkpoint(checkpoint, self.dump(program))
+            control[Slot.PAUSE] = 0
+            if standin is not None and standin.switched is None and standin.ready():
+                standin.playouts = int(control[Slot.PLAYOUTS]) - first
+                standin.switched = time.perf_counter() - (self.started or 0.0)
+                program.bind(True)
+
+    def _reason(self) -> StopReason:
+        """Why the search stopped by itself (the code it left in the control block)."""
+        why = StopCode(self.control[Slot.STOP]).reason
+        if why == StopReason.COMPLETE and self.runs.are_iterations:
+            return StopReason.ITERATIONS
+        return why
 
     def result(
         self, why: str, seconds: float, answer: tuple[float, list[int]] | None = None, **fields: Any

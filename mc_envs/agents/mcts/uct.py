@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from mc_envs.agents.base import NEG_INF, Callback, SearchResult, Slot, StopCode
+from mc_envs.agents.base import NEG_INF, Budget, SearchResult, Slot, StopCode
 from mc_envs.agents.mcts.presets import PRESETS, preset_iterations
 from mc_envs.agents.mcts.tree import (
     BACKUP_MAX,
@@ -52,7 +53,7 @@ from mc_envs.agents.mcts.tree import (
 )
 from mc_envs.agents.ops import move_bound
 from mc_envs.agents.parallel.root import ParallelAgent, root_search, solo
-from mc_envs.agents.runner import Runner
+from mc_envs.agents.runner import Runner, Runs
 from mc_envs.rng import rng_state
 
 DEFAULT_ITERATIONS = 1000
@@ -154,15 +155,7 @@ class TreeAgent(ParallelAgent):
 
     # -- searching ------------------------------------------------------------------------------
 
-    def run_search(
-        self,
-        env: Any,
-        *,
-        time_limit: float | None = None,
-        playouts: int | None = None,
-        iterations: int | None = None,
-        callback: Callback | None = None,
-    ) -> SearchResult:
+    def run_search(self, env: Any, budget: Budget) -> SearchResult:
         """Searches from the env's current state (continuing the tree when it can) and leaves the env as it was.
 
         :meth:`search` is the public entry point (with ``workers > 1`` it runs root parallelism).
@@ -177,10 +170,36 @@ class TreeAgent(ParallelAgent):
         base = env.unwrapped
         if len(base.legal_actions()) == 0:
             raise ValueError("no legal move: the game is over")
-        if time_limit is None and playouts is None and iterations is None:
-            iterations, time_limit = self.iterations, self.time_limit
-            if iterations is None and time_limit is None:
-                iterations = DEFAULT_ITERATIONS
+        path = self._path(base)
+        tree = self._root_tree(base, path)
+        if not path.fast:
+            base.restore_state(path.root)  # matching the tree moved the env
+        runner = Runner(
+            env, self._own_budget(budget), Runs(max_score=getattr(base, "max_score", None))
+        )
+        if path.two_player:
+            # The runner applies time limits once a result exists; a two-player search always has
+            # one (the move with most visits), so mark it as present from the start.
+            runner.best.score[0] = 0.0
+        program = _Program(self, runner, path, tree, self._scratch(base, tree, path.two_player))
+        why, seconds = runner.run(program)
+        self._searches += 1
+        if not self.reuse:
+            self._tree = None
+        return self._result(base, runner, tree, path.two_player, why, seconds)
+
+    def _own_budget(self, budget: Budget) -> Budget:
+        """The call's budget, or with none the agent's own (else ``DEFAULT_ITERATIONS``)."""
+        if budget.bounded:
+            return budget
+        iterations, seconds = self.iterations, self.time_limit
+        if iterations is None and seconds is None:
+            iterations = DEFAULT_ITERATIONS
+        return replace(budget, time=seconds, iterations=iterations)
+
+    def _path(self, base: Any) -> _Path:
+        """The compiled path when the env's kernel and this agent's prior and policy allow it,
+        else the generic one."""
         kernel = getattr(base, "kernel", None)
         two_player = (
             kernel.player is not None
@@ -188,27 +207,21 @@ class TreeAgent(ParallelAgent):
             else callable(getattr(base, "returns", None))
         )
         prior_ok, kprior = self._compiled_prior(base)
-        fast = self.compiled and kernel is not None and prior_ok and not callable(self.policy)
-        max_actions = int(base.action_space.n)
-        max_moves = move_bound(base)
-
-        if fast:
-            policy = kernel.policies.get(self.policy or base.default_policy)
-            if policy is None:
-                raise ValueError(
-                    f"{base.game} has no playout policy {self.policy!r}; it has {sorted(kernel.policies)}"
-                )
-            fn = compiled_search(kernel, kprior)
-            current: Any = np.array(base.state_view)
-        else:
+        if not (self.compiled and kernel is not None and prior_ok and not callable(self.policy)):
             policy = self.policy if callable(self.policy) else base.policy(self.policy)
-            current = base.clone_state()
-            fn = self._generic_fn()
+            return _Path(False, self._generic_fn(), policy, base.clone_state(), two_player)
+        policy = kernel.policies.get(self.policy or base.default_policy)
+        if policy is None:
+            raise ValueError(
+                f"{base.game} has no playout policy {self.policy!r}; it has {sorted(kernel.policies)}"
+            )
+        fn = compiled_search(kernel, kprior)
+        return _Path(True, fn, policy, np.array(base.state_view), two_player)
 
-        tree = self._root_tree(base, fast, two_player, current, kernel, max_actions)
-        if not fast:
-            base.restore_state(current)  # matching the tree moved the env
-
+    def _scratch(self, base: Any, tree: Tree, two_player: bool) -> Scratch:
+        """The search's scratch arrays and configuration (with root noise, if any, mixed into
+        the stored priors of a root already expanded)."""
+        max_actions = int(base.action_space.n)
         cfg = np.zeros(CFG_SIZE)
         self._fill_cfg(cfg)
         cfg[BACKUP_MAX] = 1.0 if self.backup == "max" else 0.0
@@ -225,24 +238,14 @@ class TreeAgent(ParallelAgent):
                 tree.ep[e0 : e0 + n, PRIOR] = (1 - eps) * tree.ep[
                     e0 : e0 + n, PRIOR_CLEAN
                 ] + eps * noise[:n]
-        bound = getattr(base, "max_score", None)
-        runner = Runner(env, playouts=playouts, iterations=iterations, max_score=bound)
-        if two_player:
-            # The runner applies time limits once a result exists; a two-player search always has
-            # one (the move with most visits), so mark it as present from the start.
-            runner.best.score[0] = 0.0
-        scratch = Scratch(
-            np.zeros(max_actions, dtype=np.int64),
-            np.zeros(max_moves + 1, dtype=np.int64),
-            fbuf,
-            cfg,
-        )
-        program = _Program(fn, runner.game(2, fast), tree, scratch, policy, self._rng, runner)
-        program.max_tree_bytes = self.max_tree_bytes
-        program.fast = fast
-        program.agent = self
-        why, seconds = runner.run(program, time_limit=time_limit, callback=callback)
-        self._searches += 1
+        moves = np.zeros(max_actions, dtype=np.int64)
+        return Scratch(moves, np.zeros(move_bound(base) + 1, dtype=np.int64), fbuf, cfg)
+
+    def _result(
+        self, base: Any, runner: Runner, tree: Tree, two_player: bool, why: str, seconds: float
+    ) -> SearchResult:
+        """The result: the principal variation and the expected return of its first move
+        (two-player), or the best sequence found (puzzles); the root's statistics."""
         control = runner.control
         actions, visits, values = tree.root_stats()
         if two_player:
@@ -253,8 +256,6 @@ class TreeAgent(ParallelAgent):
             score, pv = runner.best.read(control)
             if score <= NEG_INF:
                 score, pv = float(base.score), []
-        if not self.reuse:
-            self._tree = None
         return SearchResult(
             score=score,
             actions=pv,
@@ -283,9 +284,9 @@ class TreeAgent(ParallelAgent):
 
     # -- tree reuse -----------------------------------------------------------------------------
 
-    def _root_tree(
-        self, base: Any, fast: bool, two_player: bool, current: Any, kernel: Any, max_actions: int
-    ) -> Tree:
+    def _root_tree(self, base: Any, path: _Path) -> Tree:
+        fast, two_player, current = path.fast, path.two_player, path.root
+        kernel, max_actions = getattr(base, "kernel", None), int(base.action_space.n)
         config = getattr(base.clone_state(), "config", None)
         key = (
             fast,
@@ -387,34 +388,46 @@ class UCT(TreeAgent):
         )
 
 
+class _Path(NamedTuple):
+    """The path a tree search takes over one env: compiled (``fast``) or generic, the search
+    template ``fn`` and the playout ``policy`` it runs, the ``root`` state (a compiled row, or a
+    snapshot), and whether the game has two players."""
+
+    fast: bool
+    fn: Any
+    policy: Any
+    root: Any
+    two_player: bool
+
+
 class _Program:
     """One tree search for the :class:`~mc_envs.agents.runner.Runner`: calls the template until it is
     done, growing the tree when it asks, up to ``max_tree_bytes`` (then it stops, ``"memory"``).
 
-    On a cold cache under a time limit the runner binds it to the generic path until a child has
-    compiled the fast one (:mod:`mc_envs.agents.compile_ahead`); the tree carries over."""
+    On a cold cache the runner binds it to the generic path until a child has compiled the fast
+    one (:mod:`mc_envs.agents.compile_ahead`); the tree carries over."""
 
     algo = "tree"
-    params: dict = {}
-    max_tree_bytes = MAX_TREE_BYTES
-    fast = True
-    agent: Any = None  # the TreeAgent searching (set by run_search)
 
     def __init__(
-        self, fn: Any, g: Any, tree: Tree, w: Any, policy: Any, rng: np.ndarray, runner: Runner
+        self, agent: TreeAgent, runner: Runner, path: _Path, tree: Tree, w: Scratch
     ) -> None:
-        self.fn, self.g, self.tree, self.w, self.policy, self.rng = fn, g, tree, w, policy, rng
-        self.runner = runner
-        self._compiled = (fn, policy)  # the fast path's, when it is the one given
+        self.agent, self.runner, self.tree, self.w = agent, runner, tree, w
+        self.params: dict[str, Any] = {}
+        self.fast = path.fast
+        self.fn, self.policy = path.fn, path.policy
+        self.g = runner.game(2, path.fast)
+        self.rng = agent._rng
+        self._compiled = (path.fn, path.policy)  # the fast path's, when it is the one given
+
+    @property
+    def ahead(self) -> TreeAgent:
+        """The agent as the compiling child needs it: without its tree."""
+        return solo(self.agent, _tree=None, _tree_key=None)
 
     def entries(self) -> list[Any]:
         """The compiled entry point (for :mod:`mc_envs.agents.compile_ahead`)."""
         return [self._compiled[0]]
-
-    @property
-    def seed_agent(self) -> Any:
-        """The agent as the compiling child needs it: without its tree."""
-        return solo(self.agent, _tree=None, _tree_key=None)
 
     def bind(self, fast: bool, plain: bool = False) -> None:
         """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
@@ -437,7 +450,7 @@ class _Program:
         while True:
             code = self.fn(self.g, self._arrays(), self.w, self.policy, self.rng, sh)
             if code == GROW:
-                if not self.tree.grow(self.max_tree_bytes):
+                if not self.tree.grow(self.agent.max_tree_bytes):
                     control[Slot.STOP] = StopCode.MEMORY
                     return
             elif code != PAUSE or control[Slot.PAUSE] != 0:

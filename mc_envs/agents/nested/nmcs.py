@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs.agents.base import NEG_INF, Callback, SearchResult, Slot, StopCode
+from mc_envs.agents.base import NEG_INF, Budget, SearchResult, Slot, StopCode
 from mc_envs.agents.common import count_playout, record
 from mc_envs.agents.nested.nmcs_parallel import moves_search
 from mc_envs.agents.ops import (
@@ -37,7 +37,7 @@ from mc_envs.agents.ops import (
     score,
 )
 from mc_envs.agents.parallel.root import ParallelAgent, root_search
-from mc_envs.agents.runner import Runner, nested_budgets
+from mc_envs.agents.runner import Runner, Runs
 from mc_envs.rng import rng_below, rng_state
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
@@ -298,11 +298,8 @@ class NMCS(ParallelAgent):
     def run_search(
         self,
         env: Any,
+        budget: Budget,
         *,
-        time_limit: float | None = None,
-        playouts: int | None = None,
-        iterations: int | None = None,
-        callback: Callback | None = None,
         checkpoint: str | None = None,
         resume: bool = False,
         checkpoint_every: float = 5.0,
@@ -323,12 +320,10 @@ class NMCS(ParallelAgent):
                 exactly where it was; budgets count from the start of the saved search (playouts,
                 runs), the time limit from now.
         """
-        runner = Runner(env, **nested_budgets(env, time_limit, playouts, iterations))
+        runner = Runner(env, budget, Runs.nested(env, budget))
         program = _Program(self, env, runner)
         why, seconds = runner.run(
             program,
-            time_limit=time_limit,
-            callback=callback,
             checkpoint=checkpoint,
             resume=resume,
             checkpoint_every=checkpoint_every,
@@ -343,6 +338,7 @@ class _Program:
 
     def __init__(self, agent: NMCS, env: Any, runner: Runner) -> None:
         self.agent, self.runner = agent, runner
+        self.ahead = agent
         self.params = agent.params
         base = self.base = env.unwrapped
         kernel = getattr(base, "kernel", None)

@@ -14,7 +14,7 @@ import math
 import time
 from typing import Any
 
-from mc_envs.agents.base import NEG_INF, Callback, Progress, SearchResult, StopReason
+from mc_envs.agents.base import NEG_INF, Budget, Callback, Progress, SearchResult, StopReason
 from mc_envs.agents.parallel.root import open_pool, root_instead, run_root, solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT, Rounds
 from mc_envs.rng import rng_below, rng_state
@@ -72,15 +72,7 @@ def _better(score: float, best: float, ties: int, rng: Any) -> tuple[bool, int]:
     return False, ties
 
 
-def moves_search(
-    agent: Any,
-    env: Any,
-    *,
-    time_limit: float | None = None,
-    playouts: int | None = None,
-    iterations: int | None = None,
-    callback: Callback | None = None,
-) -> SearchResult:
+def moves_search(agent: Any, env: Any, budget: Budget) -> SearchResult:
     """A level-L NMCS whose top-level candidates (each a level-(L-1) search) run on the workers.
 
     With no budget, one complete search; with a budget (seconds, playouts, or complete runs),
@@ -105,7 +97,8 @@ def moves_search(
         raise ValueError("parallel='moves' spreads level-(L-1) searches: it needs level >= 2")
     base = env.unwrapped
     snapshot = base.clone_state()
-    restarts = any(b is not None for b in (time_limit, playouts, iterations))
+    time_limit, playouts, iterations = budget.time, budget.playouts, budget.iterations
+    restarts = budget.bounded
     run_limit = iterations if iterations is not None else (None if restarts else 1)
     bound = getattr(base, "max_score", None)
     max_score = float(bound) if restarts and bound is not None else math.inf
@@ -113,7 +106,7 @@ def moves_search(
 
     pool = open_pool(agent, base)
 
-    rounds = Rounds(pool, time_limit, callback, start=start, env=base)
+    rounds = Rounds(pool, time_limit, budget.callback, start=start, env=base)
     timed = time_limit is not None and playouts is None and iterations is None
     fallback = ""
     best_score, best_actions = NEG_INF, []  # over every task, in task order
@@ -130,13 +123,13 @@ def moves_search(
                     if not played and base.score > best_score:  # the root is a finished game
                         best_score, best_actions = float(base.score), []
                     break
-                budget: dict[str, Any] = {}
+                share: dict[str, Any] = {}
                 if playouts is not None:
-                    budget["playouts"] = max((playouts - rounds.total) // len(legal), 1)
+                    share["playouts"] = max((playouts - rounds.total) // len(legal), 1)
                 batch = [
                     (
                         _MoveSearch(agent, worker_seed(agent.seed, rounds.tasks + j), played + [m]),
-                        budget,
+                        share,
                     )
                     for j, m in enumerate(legal)
                 ]

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs.agents.base import Callback, SearchResult
+from mc_envs.agents.base import Budget, SearchResult
 from mc_envs.agents.common import record
 from mc_envs.agents.nested.nrpa_core import (
     DELTA_CAPACITY,
@@ -38,7 +38,7 @@ from mc_envs.agents.nested.nrpa_options import Variants
 from mc_envs.agents.nested.nrpa_state import SearchState
 from mc_envs.agents.parallel.race import race_search
 from mc_envs.agents.parallel.root import ParallelAgent, root_search
-from mc_envs.agents.runner import Runner, nested_budgets
+from mc_envs.agents.runner import Runner, Runs
 from mc_envs.core import IllegalActionError, strict
 
 __all__ = ["LOG_CAPACITY", "NRPA", "PRIME"]
@@ -170,11 +170,8 @@ class NRPA(ParallelAgent):
     def run_search(
         self,
         env: Any,
+        budget: Budget,
         *,
-        time_limit: float | None = None,
-        playouts: int | None = None,
-        iterations: int | None = None,
-        callback: Callback | None = None,
         checkpoint: str | None = None,
         resume: bool = False,
         checkpoint_every: float = 5.0,
@@ -193,12 +190,10 @@ class NRPA(ParallelAgent):
                 budgets count from the start of the saved search (playouts, runs), the time limit
                 from now.
         """
-        runner = Runner(env, **nested_budgets(env, time_limit, playouts, iterations))
+        runner = Runner(env, budget, Runs.nested(env, budget))
         program = self.program(env, runner)
         why, seconds = runner.run(
             program,
-            time_limit=time_limit,
-            callback=callback,
             checkpoint=checkpoint,
             resume=resume,
             checkpoint_every=checkpoint_every,
@@ -214,6 +209,7 @@ class Program:
 
     def __init__(self, agent: NRPA, env: Any, runner: Runner) -> None:
         self.agent, self.runner = agent, runner
+        self.ahead = agent
         base = self.base = env.unwrapped
         kernel = getattr(base, "kernel", None)
         self.fast = agent.compiled and kernel is not None

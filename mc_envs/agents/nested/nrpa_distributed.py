@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 
 from mc_envs._numba import is_cached
-from mc_envs.agents.base import NEG_INF, Callback, SearchResult, Slot, StopReason
+from mc_envs.agents.base import NEG_INF, Budget, Callback, SearchResult, Slot, StopReason
 from mc_envs.agents.nested.nrpa_core import clear_policy
 from mc_envs.agents.parallel.root import open_pool, root_instead, run_root, solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT, Rounds
-from mc_envs.agents.runner import Runner, nested_budgets
+from mc_envs.agents.runner import Runner, Runs
 
 
 class _PolicySearch:
@@ -42,14 +42,13 @@ class _PolicySearch:
         callback: Callback | None = None,
     ) -> SearchResult:
         level = self.agent.level
-        runner = Runner(
-            env, **nested_budgets(env, None, playouts, 1)
-        )  # one run; max_score honoured
+        budget = Budget(time_limit, playouts, 1, callback)
+        runner = Runner(env, budget, Runs.nested(env, budget))  # one run; max_score honoured
         program = self.agent.program(env, runner)
         s = program.s
         s.set_policy(level, {"index": self.index, "weight": self.weight})
         s.a.active[level + 1] = 1  # a run under way: it starts from these weights, not from zero
-        why, seconds = runner.run(program, time_limit=time_limit, callback=callback)
+        why, seconds = runner.run(program)
         result = runner.result(why, seconds)
         if runner.control[Slot.RUNS] > 0:
             n = int(s.a.lens[level + 1])
@@ -58,15 +57,7 @@ class _PolicySearch:
         return result
 
 
-def distributed_search(
-    agent: Any,
-    env: Any,
-    *,
-    time_limit: float | None = None,
-    playouts: int | None = None,
-    iterations: int | None = None,
-    callback: Callback | None = None,
-) -> SearchResult:
+def distributed_search(agent: Any, env: Any, budget: Budget) -> SearchResult:
     """Distributed NRPA (Negrevergne & Cazenave 2017): the top level here, its iterations on workers.
 
     The caller keeps the level-L policy. A round sends it to ``agent.workers`` workers, each of
@@ -83,8 +74,7 @@ def distributed_search(
     Args:
         agent: an NRPA of level >= 2 with ``workers``, ``backend`` and ``address``.
         env: the env to search from (left unchanged).
-        time_limit, playouts, iterations, callback: as :meth:`NRPA.search` (``iterations`` counts
-            complete top-level runs).
+        budget: as :meth:`NRPA.search` (``iterations`` counts complete top-level runs).
 
     With a time limit as the only budget, the search watches what its rounds cost: if they keep
     fewer than one worker's worth of search going (level-(L-1) searches too small for the cost
@@ -103,9 +93,10 @@ def distributed_search(
     base = env.unwrapped
     width = int(agent.workers)
     level = agent.level
-    restarts = any(b is not None for b in (time_limit, playouts, iterations))
+    time_limit, playouts, iterations = budget.time, budget.playouts, budget.iterations
+    restarts = budget.bounded
     run_limit = iterations if iterations is not None else (None if restarts else 1)
-    runner = Runner(base, playouts=playouts)
+    runner = Runner(base, Budget(playouts=playouts))
     master = agent.program(base, runner)  # the top level's policy and adaptation
     if master.fast and not is_cached(master.adapt_fn):
         master.bind(False, plain=True)  # a cold cache: adapt in Python rather than compile here
@@ -116,7 +107,7 @@ def distributed_search(
     pool = open_pool(agent, base)
 
     best_score, best_actions = NEG_INF, []  # over every task, in task order: deterministic
-    rounds = Rounds(pool, time_limit, callback, start=start, env=base)
+    rounds = Rounds(pool, time_limit, budget.callback, start=start, env=base)
     timed = time_limit is not None and playouts is None and iterations is None
     fallback = ""
     runs = 0
@@ -131,15 +122,15 @@ def distributed_search(
                 k = min(width, agent.iterations - done_iters)
                 index = m.pol.used[level, : m.pol.nused[level]].copy()
                 weight = m.pol.w[level, index].copy()
-                budget: dict[str, Any] = {}
+                share: dict[str, Any] = {}
                 if playouts is not None:
-                    budget["playouts"] = max((playouts - rounds.total) // k, 1)
+                    share["playouts"] = max((playouts - rounds.total) // k, 1)
                 batch = [
                     (
                         _PolicySearch(
                             agent, worker_seed(agent.seed, rounds.tasks + j), index, weight
                         ),
-                        budget,
+                        share,
                     )
                     for j in range(k)
                 ]

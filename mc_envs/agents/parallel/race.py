@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mc_envs.agents.base import NEG_INF, Callback, SearchResult, StopReason
+from mc_envs.agents.base import NEG_INF, Budget, SearchResult, StopReason
 from mc_envs.agents.checkpoint import Checker, is_seconds, read_checkpoint, saved_seconds
 from mc_envs.agents.ops import move_bound
 from mc_envs.agents.parallel.root import open_pool, solo, worker_seed
@@ -224,11 +224,8 @@ def _row(row: Any, name: str) -> bool:
 def race_search(
     agent: Any,
     env: Any,
+    budget: Budget,
     *,
-    time_limit: float | None = None,
-    playouts: int | None = None,
-    iterations: int | None = None,
-    callback: Callback | None = None,
     checkpoint: str | None = None,
     resume: bool = False,
     checkpoint_every: float = 5.0,
@@ -245,7 +242,8 @@ def race_search(
         ValueError: no time or playout budget, an ``iterations`` budget, too few policies, or a
             race checkpoint that does not match.
     """
-    if iterations is not None or (time_limit is None and playouts is None):
+    time_limit, playouts = budget.time, budget.playouts
+    if budget.iterations is not None or (time_limit is None and playouts is None):
         raise ValueError("a race needs a time_limit or a playouts budget (not iterations)")
     if agent.address is not None:
         raise ValueError("a race runs on this machine (its searches resume from local files)")
@@ -262,7 +260,7 @@ def race_search(
     every = checkpoint_every if checkpoint is not None else UNTIL_TOLD
     start = time.perf_counter()
     pool = open_pool(agent, base)
-    rounds = Rounds(pool, time_limit, callback, start=start)  # the race ends at T + GRACE
+    rounds = Rounds(pool, time_limit, budget.callback, start=start)  # the race ends at T + GRACE
     for summary in state.done:
         rounds.show(summary["score"], summary["actions"])
     current, reasons = None, []
@@ -276,14 +274,14 @@ def race_search(
             seconds = None
             if time_limit is not None:
                 seconds = max(time_limit - (time.perf_counter() - start) - state.reserve, 0.0)
-            budget = None if playouts is None else playouts // heats + (h < playouts % heats)
+            share = None if playouts is None else playouts // heats + (h < playouts % heats)
             prefix = f"{root}.h{h}" if h else str(root)
             racers = [
                 solo(agent, policy=n, seed=worker_seed(agent.seed, h * len(names) + i), heats=1)
                 for i, n in enumerate(names)
             ]
             heat = Heat(agent.workers, racers, state, rounds, prefix, every, resume)
-            results = heat.run(seconds, budget)
+            results = heat.run(seconds, share)
             reasons = [r["stopped"] for r in results.values()]
             current = heat.summary(results, h if heats > 1 else None)
             if rounds.why:

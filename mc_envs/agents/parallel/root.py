@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from mc_envs.agents.base import NEG_INF, Callback, SearchResult, StopReason
+from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, StopReason
 from mc_envs.agents.parallel.pools import BACKENDS, make_pool
 from mc_envs.agents.parallel.rounds import Rounds
 from mc_envs.core import strict
@@ -78,11 +78,11 @@ def check_main_guarded() -> None:
         raise RuntimeError(f"{path} starts a parallel search without a main guard: {fix}")
 
 
-class ParallelAgent:
+class ParallelAgent(Searcher):
     """The parallel keywords of every agent and the dispatch of ``search`` to a scheme.
 
     Subclasses implement :meth:`run_search` (one search in this process) and may list more schemes
-    in ``schemes`` (name -> ``fn(agent, env, **budgets) -> SearchResult``), naming in
+    in ``schemes`` (name -> ``fn(agent, env, budget, **options) -> SearchResult``), naming in
     ``checkpointed`` those that take ``checkpoint=``.
     """
 
@@ -108,28 +108,19 @@ class ParallelAgent:
             parallel,
         )
 
-    def search(self, env: Any, **kwargs: Any) -> SearchResult:
-        """Searches from the env's current state and leaves the env as it was.
-
-        Keyword arguments: ``time_limit``, ``playouts``, ``iterations``, ``callback`` (every
-        agent) and the agent's own (see :meth:`run_search`). With ``workers > 1`` or another
-        ``parallel`` scheme than ``"root"``, the scheme runs the search.
-        """
+    def dispatch(self, env: Any, budget: Budget, **options: Any) -> SearchResult:
+        """Runs the search here (one worker, root scheme) or by the agent's scheme."""
         if self.workers == 1 and self.parallel == "root":
             with strict(env):  # a planner's wrong move is an error, never an ended episode
-                return self.run_search(env, **kwargs)
-        if kwargs.get("checkpoint") is not None and self.parallel not in self.checkpointed:
+                return self.run_search(env, budget, **options)
+        if options.get("checkpoint") is not None and self.parallel not in self.checkpointed:
             raise ValueError(
                 f"parallel={self.parallel!r} keeps no checkpoint: use one of "
                 f"{sorted(self.checkpointed)} (one checkpoint file per search) or workers=1"
             )
-        if kwargs.get("checkpoint") is None:
-            kwargs = {k: v for k, v in kwargs.items() if k not in ("checkpoint", "resume")}
-        return self.schemes[self.parallel](self, env, **kwargs)
-
-    def run_search(self, env: Any, **kwargs: Any) -> SearchResult:
-        """One search in this process."""
-        raise NotImplementedError
+        if options.get("checkpoint") is None:
+            options = {k: v for k, v in options.items() if k not in ("checkpoint", "resume")}
+        return self.schemes[self.parallel](self, env, budget, **options)
 
     def act(self, env: Any) -> int:
         """The first move of a complete search from the env's state."""
@@ -220,24 +211,15 @@ def _split(total: int | None, parts: int, index: int) -> int | None:
     return max(total // parts + (1 if index < total % parts else 0), 1)
 
 
-def root_search(
-    agent: Any,
-    env: Any,
-    *,
-    time_limit: float | None = None,
-    playouts: int | None = None,
-    iterations: int | None = None,
-    callback: Callback | None = None,
-    **saving: Any,
-) -> SearchResult:
+def root_search(agent: Any, env: Any, budget: Budget, **saving: Any) -> SearchResult:
     """Root-parallel search: ``agent.workers`` independent seeded searches, the best kept.
 
     Args:
         agent: a :class:`ParallelAgent`.
         env: the env to search from (its state is sent to the workers; it is left unchanged).
-        time_limit: seconds from the call (workers that start late search for what is left).
-        playouts, iterations: total budgets, split evenly between the workers.
-        callback: receives :class:`~mc_envs.agents.base.Progress` about the best of all workers.
+        budget: its time counts from the call (workers that start late search for what is
+            left); playouts and iterations are totals, split evenly between the workers; the
+            callback receives :class:`~mc_envs.agents.base.Progress` about the best of all workers.
         saving: ``checkpoint=PATH`` (worker ``i`` saves its search to ``PATH.w<i>``),
             ``resume`` and ``checkpoint_every``, passed on to every worker's search; with
             ``resume``, a worker whose file is missing (the search ended before it started)
@@ -251,6 +233,7 @@ def root_search(
     start = time.perf_counter()
     n = int(agent.workers)
     base = env.unwrapped
+    playouts, iterations = budget.playouts, budget.iterations
     batch = []
     for i, clone in enumerate(worker_agents(agent)):
         budget: dict[str, Any] = {}
@@ -264,7 +247,7 @@ def root_search(
             budget.update(saving, checkpoint=path, resume=resume)
         batch.append((clone, budget))
     pool = open_pool(agent, base)
-    rounds = Rounds(pool, time_limit, callback, start=start, env=base)
+    rounds = Rounds(pool, budget.time, budget.callback, start=start, env=base)
     try:
         ordered = rounds.run(batch)
     finally:
