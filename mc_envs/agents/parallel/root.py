@@ -236,16 +236,16 @@ def root_search(agent: Any, env: Any, budget: Budget, **saving: Any) -> SearchRe
     playouts, iterations = budget.playouts, budget.iterations
     batch = []
     for i, clone in enumerate(worker_agents(agent)):
-        budget: dict[str, Any] = {}
+        share: dict[str, Any] = {}
         if playouts is not None:
-            budget["playouts"] = _split(playouts, n, i)
+            share["playouts"] = _split(playouts, n, i)
         if iterations is not None:
-            budget["iterations"] = _split(iterations, n, i)
+            share["iterations"] = _split(iterations, n, i)
         if saving.get("checkpoint") is not None:
             path = f"{saving['checkpoint']}.w{i}"
             resume = bool(saving.get("resume")) and Path(path).exists()
-            budget.update(saving, checkpoint=path, resume=resume)
-        batch.append((clone, budget))
+            share.update(saving, checkpoint=path, resume=resume)
+        batch.append((clone, share))
     pool = open_pool(agent, base)
     rounds = Rounds(pool, budget.time, budget.callback, start=start, env=base)
     try:

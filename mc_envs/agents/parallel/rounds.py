@@ -13,8 +13,10 @@ of the finished tasks. Three rules keep a search going when its workers do not:
   no worker has reported for ``PATIENCE`` seconds (at once, before any worker has reported at
   all: they are still loading or compiling), or one whose worker died. The caller's copy stops
   as soon as a worker reports on the task (its best so far is kept); otherwise the first copy to
-  finish is the result. A task's result depends only on the task (its seed and budget), so which
-  copy wins changes nothing but the time. Tasks that keep a checkpoint file are neither copied
+  finish is the result, but for a worker's copy that found nothing (it started after the search
+  was told to stop): the caller's copy stands. A task's result depends only on the task (its seed
+  and budget), so which copy wins changes nothing but the time; and a search whose budget allows
+  one playout never returns without one, however late the workers. Tasks that keep a checkpoint file are neither copied
   nor submitted again: they resume from their file when the search is resumed.
 - *Nothing is lost silently.* A task whose worker died is submitted again (once) and run by the
   caller meanwhile; the result's ``extra["participation"]`` says how many workers searched and
@@ -219,6 +221,7 @@ class Rounds:
         counts: dict[int, int] = {}
         lost: set[int] = set()
         copied: set[int] = set()
+        held: dict[int, dict] = {}  # a worker's empty result while the caller's copy searches
         deadline = None
         while len(results) < len(batch):
             try:
@@ -249,7 +252,10 @@ class Rounds:
                     if self.helper is None or self.helper.index != index:
                         copied.discard(index)
                 elif index in tasks and index not in results:
-                    self._resolve(results, counts, index, {**result, "by": "worker"})
+                    if self._caller_searches(index) and result["score"] <= NEG_INF:
+                        held[index] = {**result, "by": "worker"}  # it found nothing: wait
+                    else:
+                        self._resolve(results, counts, index, {**result, "by": "worker"})
                 else:
                     self.spare += result.get("playouts", 0)  # a copy overtaken by the caller's
             for index, result in mine.items():
@@ -280,6 +286,8 @@ class Rounds:
             self.helper.cancel()
         ordered = []
         for index in tasks:
+            if index not in results and index in held:
+                self._resolve(results, counts, index, held[index])
             if index not in results:
                 self.late.append(index)
                 self.spare += counts.get(index, 0)
@@ -310,6 +318,10 @@ class Rounds:
         self.log.append({"index": index, **{k: result.get(k) for k in keys}})
         if result["stopped"] == StopReason.MAX_SCORE:
             self.end(StopReason.MAX_SCORE)  # the others cannot do better
+
+    def _caller_searches(self, index: int) -> bool:
+        """Whether the caller's copy of task ``index`` is still searching."""
+        return self.helper is not None and self.helper.index == index
 
     def _worth_starting(self) -> bool:
         left = self.remaining()
