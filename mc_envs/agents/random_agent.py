@@ -33,9 +33,15 @@ class RandomAgent(Searcher):
             raise ValueError("no legal move: the game is over")
         return self._rng.choice(actions)
 
-    def run_search(self, env: Any, budget: Budget) -> SearchResult:
+    def run_search(self, env: Any, budget: Budget, **options: Any) -> SearchResult:
         """One random game from the env's state (the env is restored afterwards), whatever the
-        budget."""
+        budget.
+
+        Raises:
+            TypeError: an option (the agent has none).
+        """
+        if options:
+            raise TypeError(f"RandomAgent.search takes no {', '.join(sorted(options))}")
         import time
 
         base = env.unwrapped
