@@ -9,7 +9,7 @@ in :class:`agents.UCT`.
 
 Which path runs:
 
-- ``prior=None`` (uniform) or a :class:`~mc_envs.agents.mcts.tree.KernelPrior` matching the game (such as
+- ``prior=None`` (uniform) or a :class:`~mc_envs.agents.mcts.search.KernelPrior` matching the game (such as
   ``connect_four_prior``, built from the Connect Four kernel's ``priors``): the compiled search, priors computed inside numba at expansion.
 - any other callable ``prior(env) -> probabilities`` (indexed by action over the whole action
   space, or aligned with ``env.legal_actions()``): the generic Python search, which calls it once
@@ -30,12 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs.agents.mcts.puct_batch import BatchResult, search_batch
+from mc_envs.agents.mcts.puct_batch import BatchConfig, BatchResult, search_batch
 from mc_envs.agents.mcts.puct_eval import Evaluator, evaluated_search
-from mc_envs.agents.mcts.tree import FPU, MAX_TREE_BYTES, MODE_ALPHAGO, MODE_ALPHAZERO, KernelPrior
+from mc_envs.agents.mcts.search import KernelPrior
+from mc_envs.agents.mcts.selection import Settings
+from mc_envs.agents.mcts.tree import MAX_TREE_BYTES
 from mc_envs.agents.mcts.uct import DEFAULT_ITERATIONS, TreeAgent
 
-FORMS = {"alphago": MODE_ALPHAGO, "alphazero": MODE_ALPHAZERO}
+FORMS = ("alphago", "alphazero")  # the selection rules of mc_envs.agents.mcts.selection
 
 
 def kernel_prior(game_module: str, game: str, name: str) -> KernelPrior:
@@ -62,7 +64,7 @@ class PUCT(TreeAgent):
     """Predictor + UCT: tree search with a move prior.
 
     Args:
-        prior: ``None`` (uniform), a :class:`~mc_envs.agents.mcts.tree.KernelPrior`, or a callable
+        prior: ``None`` (uniform), a :class:`~mc_envs.agents.mcts.search.KernelPrior`, or a callable
             ``prior(env) -> probabilities`` (see the module docstring for which runs compiled).
         form: ``"alphago"`` (``Q + c P / (1 + n)``, the default) or ``"alphazero"``
             (``Q + c P sqrt(N) / (1 + n)``).
@@ -130,7 +132,7 @@ class PUCT(TreeAgent):
         self.fpu = float(fpu)
         self.dirichlet_alpha = dirichlet_alpha
         self.dirichlet_eps = float(dirichlet_eps)
-        self._mode = FORMS[form]
+        self.rule = form
         super().__init__(
             iterations=iterations,
             time_limit=time_limit,
@@ -186,11 +188,10 @@ class PUCT(TreeAgent):
     def _generic_fn(self, plain: bool = False) -> Any:
         if self.evaluator is None:
             return super()._generic_fn(plain)
-        return evaluated_search(self.evaluator, self.batch_size, self.value_scale)
+        return evaluated_search(self.evaluator, self.batch_size, self.value_scale, self.rule)
 
-    def _fill_cfg(self, cfg: np.ndarray) -> None:
-        super()._fill_cfg(cfg)
-        cfg[FPU] = self.fpu
+    def _settings(self, two_player: bool, noise_eps: float) -> Settings:
+        return super()._settings(two_player, noise_eps)._replace(fpu=self.fpu)
 
     def _noise(self, n: int) -> np.ndarray | None:
         if self.dirichlet_alpha is None or n == 0:
@@ -209,7 +210,7 @@ class PUCT(TreeAgent):
         leaves, and expands and backs up every leaf (compiled) (:mod:`mc_envs.agents.mcts.puct_batch`). With
         ``batch_size=1`` and the same evaluator, game ``b``'s root visits are those of
         :meth:`search` on sub-env ``b`` alone. Without an evaluator, leaves get the
-        :class:`~mc_envs.agents.mcts.tree.KernelPrior` (or uniform priors) and one playout's value. The trees
+        :class:`~mc_envs.agents.mcts.search.KernelPrior` (or uniform priors) and one playout's value. The trees
         are not kept between calls; the sub-envs are left as they were.
 
         Args:
@@ -243,19 +244,21 @@ class PUCT(TreeAgent):
             vector_env,
             simulations=simulations,
             evaluator=self.evaluator,
-            mode=self._mode,
-            c=self.c,
-            fpu=self.fpu,
+            config=BatchConfig(
+                rule=self.rule,
+                c=self.c,
+                fpu=self.fpu,
+                use_max=self.backup == "max",
+                dirichlet_alpha=self.dirichlet_alpha,
+                dirichlet_eps=self.dirichlet_eps,
+                noise_seed=(self.seed, self._searches),
+                value_scale=self.value_scale,
+                max_tree_bytes=self.max_tree_bytes,
+                gumbel=gumbel,
+            ),
             prior=prior,
             policy=self.policy,
-            use_max=self.backup == "max",
-            dirichlet_alpha=self.dirichlet_alpha,
-            dirichlet_eps=self.dirichlet_eps,
-            noise_seed=(self.seed, self._searches),
             rng=self._rng,
-            value_scale=self.value_scale,
-            max_tree_bytes=self.max_tree_bytes,
-            gumbel=gumbel,
         )
         self._searches += 1
         return result

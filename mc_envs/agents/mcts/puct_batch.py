@@ -30,19 +30,22 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from mc_envs.agents.mcts.gumbel import GumbelRoot
 from mc_envs.agents.mcts.puct_batch_core import (
+    BatchKernels,
     Leaves,
-    batch_functions,
+    batch_kernels,
     expand_and_backup,
     new_trees,
     root_counts,
 )
-from mc_envs.agents.mcts.tree import MAX_TREE_BYTES, NF, NI, KernelPrior
+from mc_envs.agents.mcts.search import KernelPrior
+from mc_envs.agents.mcts.selection import Settings
+from mc_envs.agents.mcts.tree import EDGE_BYTES, MAX_TREE_BYTES, NODE_BYTES, TreeArrays
 from mc_envs.rng import rng_state
 
 if TYPE_CHECKING:
@@ -51,6 +54,39 @@ if TYPE_CHECKING:
 NO_ACTION = -1  # the action chosen in a game that is already over
 
 Evaluator = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+class BatchConfig(NamedTuple):
+    """The settings of a batched search.
+
+    Attributes:
+        rule: the selection rule, ``"alphago"`` or ``"alphazero"``
+            (:mod:`mc_envs.agents.mcts.selection`).
+        c, fpu: the rule's constant and the first-play urgency.
+        use_max: puzzles: back up the best value (``backup="max"``) rather than the mean.
+        dirichlet_alpha, dirichlet_eps: root noise ``(1 - eps) P + eps Dir(alpha)`` (None: none),
+            game ``b``'s drawn ``b``-th from ``numpy.random.default_rng(noise_seed)``.
+        value_scale: puzzles with an evaluator: a finished game's score is divided by this
+            (default: the env's ``max_score``).
+        max_tree_bytes: the cap on the M trees' memory.
+        gumbel: Gumbel AlphaZero's root over at most this many actions
+            (:mod:`mc_envs.agents.mcts.gumbel`; needs an evaluator, and replaces the root noise):
+            the actions are its choices and :attr:`BatchResult.policy` its improved policy.
+    """
+
+    rule: str = "alphago"
+    c: float = 2.0
+    fpu: float = 0.5
+    use_max: bool = False
+    dirichlet_alpha: float | None = None
+    dirichlet_eps: float = 0.25
+    noise_seed: Sequence[int] = (0,)
+    value_scale: float | None = None
+    max_tree_bytes: int = MAX_TREE_BYTES
+    gumbel: int | None = None
+
+
+DEFAULT_CONFIG = BatchConfig()
 
 
 @dataclass(frozen=True)
@@ -90,24 +126,32 @@ class BatchResult:
         return self.visits / np.maximum(total, 1)
 
 
+class _Batch(NamedTuple):
+    """A batched search's arrays and compiled halves, made once per call."""
+
+    fns: BatchKernels
+    trees: TreeArrays
+    roots: np.ndarray  # [M, L] the games' states
+    leaves: Leaves
+    settings: Settings
+    scale: float  # puzzles with an evaluator: a finished game's score / scale
+    policy: int  # the playout policy's code (no evaluator)
+    priors: np.ndarray  # [M, A]
+    values: np.ndarray  # [M]
+    noise: np.ndarray  # [M, A]
+    seq: np.ndarray  # a playout's moves
+    buf: np.ndarray  # a leaf's priors
+
+
 def search_batch(
     vector_env: Any,
     *,
     simulations: int,
     evaluator: Evaluator | None,
-    mode: int,
-    c: float,
-    fpu: float,
+    config: BatchConfig = DEFAULT_CONFIG,
     prior: KernelPrior | None = None,
     policy: str | None = None,
-    use_max: bool = False,
-    dirichlet_alpha: float | None = None,
-    dirichlet_eps: float = 0.25,
-    noise_seed: Sequence[int] = (0,),
     rng: np.ndarray | None = None,
-    value_scale: float | None = None,
-    max_tree_bytes: int = MAX_TREE_BYTES,
-    gumbel: int | None = None,
 ) -> BatchResult:
     """Searches every sub-env of ``vector_env`` from its current state; leaves them as they were.
 
@@ -119,61 +163,109 @@ def search_batch(
         simulations: the rounds; every tree gets this many evaluations.
         evaluator: ``evaluator(observations[K], masks[K]) -> (priors[K, A], values[K])``, or None
             for ``prior``'s priors (uniform if None) and random playouts with ``policy``.
-        mode, c, fpu: the selection rule (:data:`mc_envs.agents.mcts.tree.MODE_ALPHAGO` or
-            :data:`~mc_envs.agents.mcts.tree.MODE_ALPHAZERO`), its constant and the first-play urgency.
-        use_max: puzzles: back up the best value (``backup="max"``) rather than the mean.
-        dirichlet_alpha, dirichlet_eps: root noise ``(1 - eps) P + eps Dir(alpha)`` (None: none),
-            game ``b``'s drawn ``b``-th from ``numpy.random.default_rng(noise_seed)``.
+        config: the selection rule and the other settings (:class:`BatchConfig`).
+        prior: the :class:`~mc_envs.agents.mcts.search.KernelPrior` of a search without evaluator.
+        policy: the playout policy's name (None: the game's default).
         rng: the playouts' random stream (:func:`mc_envs.rng.rng_state`), advanced in place.
-        value_scale: puzzles with an evaluator: a finished game's score is divided by this
-            (default: the env's ``max_score``).
-        max_tree_bytes: the cap on the M trees' memory.
-        gumbel: Gumbel AlphaZero's root over at most this many actions
-            (:mod:`mc_envs.agents.mcts.gumbel`; needs an evaluator, and replaces the root noise): the
-            actions are its choices and :attr:`BatchResult.policy` its improved policy.
 
     Raises:
         TypeError: ``vector_env`` is not a compiled vector env.
         ValueError: ``simulations < 1``, a prior of another game, trees over ``max_tree_bytes``,
             or an evaluator's output of the wrong shape or not finite (naming the shape).
     """
+    start = time.perf_counter()
+    venv = _planning_vector_env(vector_env)
+    simulations = int(simulations)
+    _check(venv, simulations, evaluator, config, prior)
+    job = _prepare(venv, simulations, evaluator, config, prior, policy)
+    rng = rng if rng is not None else rng_state(0)
+    root, calls = _rounds(job, simulations, evaluator, config, rng)
+    visits, q = _root_counts(job)
+    improved = None
+    if root is not None:
+        gumbel_actions, improved = root.result(visits, q)
+    if job.settings.two_player:
+        q = 2.0 * q - 1.0
+    over = ~visits.any(axis=1)
+    actions = np.where(over, NO_ACTION, np.argmax(visits, axis=1))
+    if root is not None:
+        actions = np.where(over, NO_ACTION, gumbel_actions)
+    chosen = q[np.arange(len(actions)), np.maximum(actions, 0)]
+    return BatchResult(
+        actions=actions.astype(np.int64),
+        visits=visits,
+        q=q,
+        values=np.where(over, np.nan, chosen),
+        simulations=simulations,
+        evaluator_calls=calls,
+        seconds=time.perf_counter() - start,
+        improved=improved,
+    )
+
+
+def _planning_vector_env(vector_env: Any) -> PlanningVectorEnv:
     from mc_envs.vector import PlanningVectorEnv  # here: importing agents imports no vector env
 
-    start = time.perf_counter()
     venv = getattr(vector_env, "unwrapped", vector_env)
     if not isinstance(venv, PlanningVectorEnv):
         raise TypeError(
             "search_batch needs a compiled vector env (gym.make_vec(id, num_envs=M, "
             f"vectorization_mode='vector_entry_point')), got {type(vector_env).__name__}"
         )
-    if int(simulations) < 1:
+    return venv
+
+
+def _check(
+    venv: PlanningVectorEnv,
+    simulations: int,
+    evaluator: Evaluator | None,
+    config: BatchConfig,
+    prior: KernelPrior | None,
+) -> None:
+    """Raises ValueError for settings that cannot make a search."""
+    if simulations < 1:
         raise ValueError(f"simulations must be >= 1, got {simulations}")
-    if gumbel is not None and (evaluator is None or dirichlet_alpha is not None or gumbel < 1):
+    gumbel = config.gumbel
+    if gumbel is not None and (
+        evaluator is None or config.dirichlet_alpha is not None or gumbel < 1
+    ):
         raise ValueError(
             f"gumbel={gumbel!r} needs an evaluator, no dirichlet_alpha, and at least 1 action"
         )
-    simulations = int(simulations)
-    proto = venv.proto
-    kernel = proto.kernel
-    if prior is not None and prior.game != proto.game:
-        raise ValueError(f"the prior {prior.name!r} is for {prior.game}, not {proto.game}")
-    two_player = kernel.player is not None
+    if prior is not None and prior.game != venv.proto.game:
+        raise ValueError(f"the prior {prior.name!r} is for {prior.game}, not {venv.proto.game}")
     m, a = venv.num_envs, int(venv.single_action_space.n)
-    fns = batch_functions(kernel, prior if evaluator is None else None)
-
-    nodes, edges = simulations + 1, (simulations + 1) * a
-    nbytes = m * (nodes * (NI + NF) * 8 + edges * 4 * 8)
-    if nbytes > max_tree_bytes:
+    nodes = simulations + 1
+    nbytes = m * nodes * (NODE_BYTES + a * EDGE_BYTES)
+    if nbytes > config.max_tree_bytes:
         raise ValueError(
             f"{m} trees of {simulations} simulations need {nbytes} bytes, over "
-            f"max_tree_bytes={max_tree_bytes}: search fewer games or simulations at once"
+            f"max_tree_bytes={config.max_tree_bytes}: search fewer games or simulations at once"
         )
-    t = new_trees(m, nodes, edges)
-    roots = np.array(venv.clone_state().data)  # [M, L]
-    lv = _leaves(roots, kernel, venv, a)
+
+
+def _prepare(
+    venv: PlanningVectorEnv,
+    simulations: int,
+    evaluator: Evaluator | None,
+    config: BatchConfig,
+    prior: KernelPrior | None,
+    policy: str | None,
+) -> _Batch:
+    """The arrays and compiled halves of a search, with every tree a lone root."""
+    proto = venv.proto
+    kernel = proto.kernel
+    two_player = kernel.player is not None
+    m, a = venv.num_envs, int(venv.single_action_space.n)
+    rule = "gumbel" if config.gumbel else config.rule
+    fns = batch_kernels(kernel, prior if evaluator is None else None, rule)
     scale = 1.0
     if not two_player and evaluator is not None:
-        scale = value_scale if value_scale is not None else getattr(proto, "max_score", None)
+        scale = (
+            config.value_scale
+            if config.value_scale is not None
+            else getattr(proto, "max_score", None)
+        )
         if not scale:
             raise ValueError("a batched search of a puzzle with an evaluator needs value_scale=")
     policy_code = 0
@@ -185,59 +277,67 @@ def search_batch(
                 f"{sorted(kernel.policies)}"
             )
         policy_code = kernel.policies[name]
-    rng = rng if rng is not None else rng_state(0)
-    seq = np.zeros(kernel.max_moves + 1, np.int64)
-    buf = np.zeros(max(a, lv.moves.shape[1]))
-    priors, values = np.zeros((m, a)), np.zeros(m)
-    noise = np.zeros((m, a))
-    eps = float(dirichlet_eps) if dirichlet_alpha is not None else 0.0
+    roots = np.array(venv.clone_state().data)  # [M, L]
+    lv = _leaves(roots, kernel, venv, a)
+    eps = float(config.dirichlet_eps) if config.dirichlet_alpha is not None else 0.0
+    settings = Settings(config.c, config.fpu, eps, two_player, config.use_max)
+    trees = new_trees(m, simulations + 1, (simulations + 1) * a)
+    fns.new_roots(trees, roots, two_player)
+    return _Batch(
+        fns=fns,
+        trees=trees,
+        roots=roots,
+        leaves=lv,
+        settings=settings,
+        scale=float(scale),
+        policy=policy_code,
+        priors=np.zeros((m, a)),
+        values=np.zeros(m),
+        noise=np.zeros((m, a)),
+        seq=np.zeros(kernel.max_moves + 1, np.int64),
+        buf=np.zeros(max(a, lv.moves.shape[1])),
+    )
 
-    fns["new_roots"](t, roots, two_player)
+
+def _root_counts(job: _Batch) -> tuple[np.ndarray, np.ndarray]:
+    """``visits[M, A]`` and ``q[M, A]`` (in [0, 1]) of the roots' actions."""
+    visits = np.zeros(job.priors.shape, np.int64)
+    q = np.full(job.priors.shape, np.nan)
+    root_counts(job.trees, visits, q)
+    return visits, q
+
+
+def _rounds(
+    job: _Batch,
+    simulations: int,
+    evaluator: Evaluator | None,
+    config: BatchConfig,
+    rng: np.ndarray,
+) -> tuple[GumbelRoot | None, int]:
+    """Runs the rounds; returns Gumbel's root (None without ``gumbel``) and the evaluator calls."""
+    lv, s = job.leaves, job.settings
     calls = 0
-    forced = np.full(m, -1, np.int64)
-    visits = np.zeros((m, a), np.int64)
-    q = np.full((m, a), np.nan)
+    forced = np.full(len(job.roots), -1, np.int64)
     root = None
     for r in range(simulations):
         if root is not None:
-            visits[:], q[:] = 0, np.nan
-            root_counts(t, visits, q)
-            forced[:] = root.forced(r - 1, visits, q)
-        fns["simulate"](t, roots, lv, rng, mode, c, fpu, two_player, use_max, scale, forced)
-        if r == 0 and dirichlet_alpha is not None:
-            _draw_noise(noise, lv.n, float(dirichlet_alpha), noise_seed)
+            forced[:] = root.forced(r - 1, *_root_counts(job))
+        job.fns.simulate(job.trees, job.roots, lv, rng, s, job.scale, forced)
+        if r == 0 and config.dirichlet_alpha is not None:
+            _draw_noise(job.noise, lv.n, float(config.dirichlet_alpha), config.noise_seed)
         if evaluator is None:
-            fns["playout_values"](lv, priors, values, policy_code, rng, seq, two_player, buf)
+            job.fns.playout_values(
+                lv, job.priors, job.values, job.policy, rng, job.seq, s.two_player, job.buf
+            )
         else:
-            calls += _evaluate(evaluator, lv, priors, values)
-        expand_and_backup(t, lv, priors, values, noise, eps, two_player, buf)
-        if r == 0 and gumbel:
-            v = (values + 1.0) / 2.0 if two_player else values
-            gen = np.random.default_rng(list(noise_seed))
-            root = GumbelRoot(priors * lv.masks, lv.masks.copy(), v, gumbel, simulations - 1, gen)
-
-    visits[:], q[:] = 0, np.nan
-    root_counts(t, visits, q)
-    improved = None
-    if root is not None:
-        gumbel_actions, improved = root.result(visits, q)
-    if two_player:
-        q = 2.0 * q - 1.0
-    over = ~visits.any(axis=1)
-    actions = np.where(over, NO_ACTION, np.argmax(visits, axis=1))
-    if root is not None:
-        actions = np.where(over, NO_ACTION, gumbel_actions)
-    chosen = q[np.arange(m), np.maximum(actions, 0)]
-    return BatchResult(
-        actions=actions.astype(np.int64),
-        visits=visits,
-        q=q,
-        values=np.where(over, np.nan, chosen),
-        simulations=simulations,
-        evaluator_calls=calls,
-        seconds=time.perf_counter() - start,
-        improved=improved,
-    )
+            calls += _evaluate(evaluator, lv, job.priors, job.values)
+        expand_and_backup(job.trees, lv, job.priors, job.values, job.noise, s, job.buf)
+        if r == 0 and config.gumbel:
+            v = (job.values + 1.0) / 2.0 if s.two_player else job.values
+            gen = np.random.default_rng(list(config.noise_seed))
+            masks = lv.masks.copy()
+            root = GumbelRoot(job.priors * masks, masks, v, config.gumbel, simulations - 1, gen)
+    return root, calls
 
 
 def _leaves(roots: np.ndarray, kernel: Any, venv: PlanningVectorEnv, a: int) -> Leaves:

@@ -1,20 +1,14 @@
 """The compiled half of the batched PUCT search: M trees, one per game, advanced in lockstep.
 
-Every operation is written for one tree (``tb``, the :class:`mc_envs.agents.mcts.tree.Arrays` of game ``b``) with
-the node operations of :mod:`mc_envs.agents.mcts.tree` (``select_edge_by``, ``child_of``, ``expand``,
-``backup``), and lifted over the batch by a compiled ``for b in range(m)`` (numba's stand-in for
+Every operation is written for one tree (``tb``, the :class:`~mc_envs.agents.mcts.tree.TreeArrays`
+of game ``b``) with the node operations of :mod:`mc_envs.agents.mcts.tree` and a selection rule of
+:mod:`mc_envs.agents.mcts.selection` (``select_edge``, bound per search), and lifted over the batch by a compiled ``for b in range(m)`` (numba's stand-in for
 ``jax.vmap``). The game is touched only through the collaborators of :mod:`mc_envs.agents.ops` (and
 :func:`observe`, declared here), bound per kernel by :func:`batch_functions`.
 
-Trees (:class:`Trees`), M games, N = simulations + 1 nodes and E = N * A edges a tree, the node
-layout of :mod:`mc_envs.agents.mcts.tree` with a leading game axis::
-
-    ni    [M, N, NI]  int64   PARENT, EDGE0, NEDGES (-1 = not expanded), MOVER
-    nf    [M, N, NF]  float   VISITS, TOTAL (for MOVER), BEST
-    ea    [M, E, 2]   int64   ACTION, CHILD (NO_CHILD = none yet)
-    ep    [M, E, 2]   float   PRIOR_CLEAN, PRIOR (with root noise)
-    used  [M, 3]      int64   NODES, EDGES, ROOT (always ROOT_NODE)
-    norm  [M, 2]      float   lowest, highest value seen (one-player games)
+Trees: a :class:`~mc_envs.agents.mcts.tree.TreeArrays` whose every column has a leading game
+axis: M games, N = simulations + 1 nodes and E = N * A edges a tree (``nodes [M, N, 4]``,
+``stats [M, N, 3]``, ``edges [M, E, 2]`` ...); every tree's root is node 0 (:data:`ROOT_NODE`).
 
 Leaves (:class:`Leaves`), the round's leaf of every tree::
 
@@ -30,40 +24,35 @@ Leaves (:class:`Leaves`), the round's leaf of every tree::
 A round is :func:`_simulate` (a leaf in every tree, with a visit on every node of its path counted
 at once), the leaves' evaluation (the evaluator in Python, or :func:`_playout_values` here), and
 :func:`expand_and_backup` (the leaf's edges from the priors; its value backed up, adding no visit).
+:func:`batch_kernels` binds the game's collaborators and the selection rule once per kernel.
 """
 
 from __future__ import annotations
 
-import math
 from collections import namedtuple
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from mc_envs._numba import instantiate, njit
-from mc_envs.agents.base import NEG_INF
-from mc_envs.agents.mcts.gumbel import completed_sigma
+from mc_envs.agents.mcts.search import normalised_priors
+from mc_envs.agents.mcts.selection import RULES, Settings, select_alphago
 from mc_envs.agents.mcts.tree import (
     ACTION,
-    BEST,
     CHILD,
-    EDGE0,
-    EDGES,
-    MOVER,
-    NEDGES,
-    NF,
-    NI,
-    NODES,
-    PARENT,
-    PRIOR_CLEAN,
-    ROOT,
+    FIRST_EDGE,
+    NO_CHILD,
+    NUM_EDGES,
     TOTAL,
     VISITS,
-    Arrays,
+    TreeArrays,
     backup,
     child_of,
+    empty_arrays,
     expand,
-    select_edge_by,
+    init_root,
+    mark_over,
 )
 from mc_envs.agents.ops import (
     compiled_ops,
@@ -78,15 +67,11 @@ from mc_envs.agents.ops import (
 )
 
 ROOT_NODE = 0  # every tree's root
-NO_CHILD = -1  # ea[..., CHILD] of an edge not yet followed
-NO_PARENT = -1  # ni[..., PARENT] of the root
-UNEXPANDED = -1  # ni[..., NEDGES] of a node whose moves are not edges yet
-
-Trees = namedtuple("Trees", "ni nf ea ep used norm")
-Trees.__doc__ = """M search trees of fixed capacity (shapes in the module docstring)."""
 
 Leaves = namedtuple("Leaves", "states ws moves n obs masks node to_move exact")
 Leaves.__doc__ = """The leaf reached in every tree in a round (shapes in the module docstring)."""
+
+select_edge = select_alphago  # bound per search (batch_kernels)
 
 
 def observe(states: Any, i: int, out: np.ndarray) -> None:
@@ -101,145 +86,58 @@ def _observe(states, i, out):  # pragma: no cover (compiled)
     k_observe(states[i], out)
 
 
-def new_trees(m: int, nodes: int, edges: int) -> Trees:
-    """Empty storage for ``m`` trees of ``nodes`` nodes and ``edges`` edges each (the roots are
-    made by :func:`_new_roots`)."""
-    return Trees(
-        np.empty((m, nodes, NI), np.int64),
-        np.empty((m, nodes, NF)),
-        np.empty((m, edges, 2), np.int64),
-        np.empty((m, edges, 2)),
-        np.zeros((m, 3), np.int64),
-        np.empty((m, 2)),
-    )
+def new_trees(m: int, nodes: int, edges: int) -> TreeArrays:
+    """Storage for ``m`` trees of ``nodes`` nodes and ``edges`` edges each (the roots are made by
+    :func:`_new_roots`)."""
+    return empty_arrays(nodes, edges, (m,))
 
 
 @njit(cache=True, nogil=True, inline="always")
 def tree_of(t, b):
-    """Tree ``b`` of the batch, as the :class:`mc_envs.agents.mcts.tree.Arrays` the node operations take."""
-    return Arrays(t.ni[b], t.nf[b], t.ea[b], t.ep[b], t.used[b], t.norm[b])
-
-
-@njit(cache=True, nogil=True, inline="always")
-def normalised_priors(row, moves, n, out):
-    """``out[:n]``: ``row`` at the ``n`` legal ``moves``, summing to 1 (uniform when their sum is
-    not a positive finite number), as the leaf-batched single-game search does."""
-    total = 0.0
-    for k in range(n):
-        total += row[moves[k]]
-    if total > 0.0 and np.isfinite(total):
-        for k in range(n):
-            out[k] = row[moves[k]] / total
-    else:
-        for k in range(n):
-            out[k] = 1.0 / n
+    """Tree ``b`` of the batch, as the :class:`~mc_envs.agents.mcts.tree.TreeArrays` the node
+    operations take."""
+    return TreeArrays(t.nodes[b], t.stats[b], t.edges[b], t.edge_priors[b], t.used[b], t.norm[b])
 
 
 @njit(cache=True, nogil=True, inline="always")
 def root_edge(tb, action):
     """The root's edge of ``action`` (its first edge if it has none)."""
-    e0 = tb.ni[ROOT_NODE, EDGE0]
-    for k in range(tb.ni[ROOT_NODE, NEDGES]):
-        if tb.ea[e0 + k, ACTION] == action:
+    e0 = tb.nodes[ROOT_NODE, FIRST_EDGE]
+    for k in range(tb.nodes[ROOT_NODE, NUM_EDGES]):
+        if tb.edges[e0 + k, ACTION] == action:
             return e0 + k
     return e0
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _edge_q(tb, ch, two_player, use_max):
-    """Child ``ch``'s mean value for the player who moved into it, in [0, 1]."""
-    nv = tb.nf[ch, VISITS]
-    if two_player:
-        return tb.nf[ch, TOTAL] / nv
-    span = tb.norm[1] - tb.norm[0]
-    x = tb.nf[ch, BEST] if use_max else tb.nf[ch, TOTAL] / nv
-    return (x - tb.norm[0]) / span if span > 0.0 else 0.5
-
-
-@njit(cache=True, nogil=True, inline="always")
-def select_gumbel(tb, node, two_player, use_max):
-    """Gumbel MuZero's interior selection (Danihelka et al. 2022): the edge maximising the
-    improved policy ``softmax(log prior + sigma(completed q))`` (:func:`completed_sigma`, the
-    node's value its running mean) minus its share of the visits."""
-    n = tb.ni[node, NEDGES]
-    e0 = tb.ni[node, EDGE0]
-    p, q, nv, sig = np.empty(n), np.zeros(n), np.zeros(n), np.empty(n)
-    total = 0.0
-    for k in range(n):
-        ch = tb.ea[e0 + k, CHILD]
-        p[k] = tb.ep[e0 + k, PRIOR_CLEAN]
-        if ch >= 0 and tb.nf[ch, VISITS] > 0.0:
-            nv[k] = tb.nf[ch, VISITS]
-            q[k] = _edge_q(tb, ch, two_player, use_max)
-            total += nv[k]
-    own = tb.nf[node, VISITS] - 1.0  # this descent's visit has no value yet
-    v = 0.5
-    if own > 0.0 and two_player:
-        v = 1.0 - tb.nf[node, TOTAL] / own  # for the player to move here
-    elif own > 0.0:
-        v = _edge_q(tb, node, False, use_max)
-    completed_sigma(p, q, nv, v, n, sig)
-    top = -np.inf
-    for k in range(n):
-        if p[k] > 0.0:
-            top = max(top, math.log(p[k]) + sig[k])
-    z = 0.0
-    for k in range(n):
-        if p[k] > 0.0:
-            z += math.exp(math.log(p[k]) + sig[k] - top)
-    best, e = -np.inf, e0
-    for k in range(n):
-        pi = math.exp(math.log(p[k]) + sig[k] - top) / z if p[k] > 0.0 else 0.0
-        u = pi - nv[k] / (1.0 + total)
-        if u > best:
-            best, e = u, e0 + k
-    return e
-
-
 def _new_roots(t, roots, two_player):  # pragma: no cover (compiled)
-    """Makes every tree a lone unexpanded root; its MOVER is the player who moved into it."""
+    """Makes every tree a lone unexpanded root; its mover is the player who moved into it."""
     for b in range(roots.shape[0]):
-        t.used[b, NODES] = 1
-        t.used[b, EDGES] = 0
-        t.used[b, ROOT] = ROOT_NODE
-        t.ni[b, ROOT_NODE, PARENT] = NO_PARENT
-        t.ni[b, ROOT_NODE, EDGE0] = -1
-        t.ni[b, ROOT_NODE, NEDGES] = UNEXPANDED
-        t.ni[b, ROOT_NODE, MOVER] = 1 - player(roots, b) if two_player else 0
-        t.nf[b, ROOT_NODE, VISITS] = 0.0
-        t.nf[b, ROOT_NODE, TOTAL] = 0.0
-        t.nf[b, ROOT_NODE, BEST] = NEG_INF
-        t.norm[b, 0] = np.inf
-        t.norm[b, 1] = -np.inf
+        init_root(tree_of(t, b), 1 - player(roots, b) if two_player else 0)
 
 
-def _simulate(
-    t, roots, lv, rng, mode, c, fpu, two_player, use_max, scale, forced
-):  # pragma: no cover
-    """Descends every tree from its root to a leaf (an unexpanded node or a finished game),
-    playing the moves on a copy of the game's root state, and describes the leaf in ``lv``.
-    Every node on the path gets its visit now; :func:`expand_and_backup` adds the value.
-    ``forced[b] >= 0``: tree ``b`` is searched as Gumbel MuZero's, its root action ``forced[b]``
-    and each interior node's by :func:`select_gumbel`."""
+def _simulate(t, roots, lv, rng, s, scale, forced):  # pragma: no cover (compiled)
+    """Descends every tree from its root to a leaf (an unexpanded node or a finished game) by
+    ``select_edge``, playing the moves on a copy of the game's root state, and describes the
+    leaf in ``lv``. Every node on the path gets its visit now; :func:`expand_and_backup` adds the
+    value. ``forced[b] >= 0``: tree ``b``'s root action (Gumbel AlphaZero's root)."""
+    two_player = s.two_player
     for b in range(roots.shape[0]):
         tb = tree_of(t, b)
         lv.states[b, :] = roots[b, :]
         ws = lv.ws[b]
         node = ROOT_NODE
-        tb.nf[node, VISITS] += 1.0
-        while tb.ni[node, NEDGES] > 0:
-            if forced[b] < 0:
-                e = select_edge_by(tb, node, rng, mode, c, fpu, two_player, use_max)
-            elif node == ROOT_NODE:
+        tb.stats[node, VISITS] += 1.0
+        while tb.nodes[node, NUM_EDGES] > 0:
+            if node == ROOT_NODE and forced[b] >= 0:
                 e = root_edge(tb, forced[b])
             else:
-                e = select_gumbel(tb, node, two_player, use_max)
-            child = tb.ea[e, CHILD]
+                e = select_edge(tb, node, rng, s)
+            child = tb.edges[e, CHILD]
             if child == NO_CHILD:
                 child = child_of(tb, node, e, player(lv.states, b) if two_player else 0)
-            play(lv.states, b, tb.ea[e, ACTION], ws)
+            play(lv.states, b, tb.edges[e, ACTION], ws)
             node = child
-            tb.nf[node, VISITS] += 1.0
+            tb.stats[node, VISITS] += 1.0
         lv.node[b] = node
         n = legal(lv.states, b, ws, lv.moves[b])
         lv.n[b] = n
@@ -256,25 +154,27 @@ def _simulate(
 
 
 @njit(cache=True, nogil=True)
-def expand_and_backup(t, lv, priors, values, noise, eps, two_player, buf):
+def expand_and_backup(t, lv, priors, values, noise, s, buf):
     """Expands every tree's leaf with its priors (``priors[b]`` over the whole action space; the
-    root's mixed with ``noise[b]`` by ``eps``) and backs its value up: ``values[b]``, for the
-    player to move at the leaf, or the exact value of a finished game (whose node gets no edge)."""
+    root's mixed with ``noise[b]`` by ``s.noise_eps``) and backs its value up: ``values[b]``, for
+    the player to move at the leaf, or the exact value of a finished game (whose node gets no
+    edge)."""
     for b in range(lv.node.shape[0]):
         tb = tree_of(t, b)
         node = lv.node[b]
         n = lv.n[b]
         moves = lv.moves[b]
         if n == 0:
-            expand(tb, node, moves, 0, buf, noise[b], 0.0, False)  # NEDGES = 0: over
-            backup(tb, node, lv.exact[b], two_player, 0.0)
+            mark_over(tb, node)
+            backup(tb, node, lv.exact[b], s.two_player, 0.0)
             continue
         normalised_priors(priors[b], moves, n, buf)
-        expand(tb, node, moves, n, buf, noise[b], eps if node == ROOT_NODE else 0.0, False)
+        eps = s.noise_eps if node == ROOT_NODE else 0.0
+        expand(tb, node, moves, n, buf, noise[b], eps)
         v = values[b]
-        if two_player and lv.to_move[b] != 0:
+        if s.two_player and lv.to_move[b] != 0:
             v = -v  # player 0's return
-        backup(tb, node, v, two_player, 0.0)
+        backup(tb, node, v, s.two_player, 0.0)
 
 
 def _playout_values(lv, priors, values, policy, rng, seq, two_player, buf):  # pragma: no cover
@@ -304,37 +204,73 @@ def root_counts(t, visits, q):
     """Each tree's root: ``visits[b, a]`` of action ``a`` and ``q[b, a]`` its mean value for the
     player to move at the root, in [0, 1] (NaN when unvisited)."""
     for b in range(visits.shape[0]):
-        n = t.ni[b, ROOT_NODE, NEDGES]
-        e0 = t.ni[b, ROOT_NODE, EDGE0]
-        for k in range(max(n, 0)):
-            a = t.ea[b, e0 + k, ACTION]
-            child = t.ea[b, e0 + k, CHILD]
-            if child != NO_CHILD and t.nf[b, child, VISITS] > 0.0:
-                visits[b, a] = int(t.nf[b, child, VISITS])
-                q[b, a] = t.nf[b, child, TOTAL] / t.nf[b, child, VISITS]
+        tb = tree_of(t, b)
+        e0 = tb.nodes[ROOT_NODE, FIRST_EDGE]
+        for k in range(max(tb.nodes[ROOT_NODE, NUM_EDGES], 0)):
+            a = tb.edges[e0 + k, ACTION]
+            child = tb.edges[e0 + k, CHILD]
+            if child != NO_CHILD and tb.stats[child, VISITS] > 0.0:
+                visits[b, a] = int(tb.stats[child, VISITS])
+                q[b, a] = tb.stats[child, TOTAL] / tb.stats[child, VISITS]
 
 
-_compiled: dict[tuple[str, str], dict[str, Any]] = {}
+# -- the kernel-binding table -------------------------------------------------------------------
+
+NewRoots = Callable[[TreeArrays, np.ndarray, bool], None]
+"""``new_roots(trees, roots[M, L], two_player)``."""
+Simulate = Callable[[TreeArrays, np.ndarray, Leaves, np.ndarray, Settings, float, np.ndarray], None]
+"""``simulate(trees, roots[M, L], leaves, rng, settings, scale, forced[M])``."""
+PlayoutValues = Callable[
+    [Leaves, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, bool, np.ndarray], None
+]
+"""``playout_values(leaves, priors[M, A], values[M], policy, rng, seq, two_player, buf)``."""
 
 
-def batch_functions(kernel: Any, prior: Any = None) -> dict[str, Any]:
-    """The compiled ``new_roots``, ``simulate`` and ``playout_values`` of a kernel (``playout_values`` with the :class:`~mc_envs.agents.mcts.tree.KernelPrior`
-    ``prior``, uniform if None), built once per kernel and prior."""
+class BatchKernels(NamedTuple):
+    """The compiled per-game halves of a batched search (:func:`batch_kernels`)."""
+
+    new_roots: NewRoots
+    simulate: Simulate
+    playout_values: PlayoutValues
+
+
+_instances: dict[tuple[str, ...], Any] = {}
+
+
+def _instance(key: tuple[str, ...], make: Callable[[], Any]) -> Any:
+    fn = _instances.get(key)
+    if fn is None:
+        fn = _instances[key] = make()
+    return fn
+
+
+def batch_kernels(kernel: Any, prior: Any = None, rule: str = "alphago") -> BatchKernels:
+    """The compiled ``new_roots``, ``simulate`` (with the selection ``rule``, a name of
+    :data:`mc_envs.agents.mcts.selection.RULES`) and ``playout_values`` (with the
+    :class:`~mc_envs.agents.mcts.search.KernelPrior` ``prior``, uniform if None) of a kernel,
+    each built once."""
+    if kernel.observe is None:
+        raise ValueError(f"kernel {kernel.name!r} has no observe function: cannot batch it")
+    ops = dict(compiled_ops(kernel))
+    ops["observe"] = _instance(
+        ("observe", kernel.name),
+        lambda: instantiate(_observe, kernel.name, k_observe=kernel.observe),
+    )
+    suffix = f"batch_{kernel.name}"
     name = prior.name if prior is not None else "uniform"
-    key = (kernel.name, name)
-    fns = _compiled.get(key)
-    if fns is None:
-        if kernel.observe is None:
-            raise ValueError(f"kernel {kernel.name!r} has no observe function: cannot batch it")
-        ops = dict(compiled_ops(kernel))
-        ops["observe"] = instantiate(_observe, kernel.name, k_observe=kernel.observe)
-        suffix = f"batch_{kernel.name}"
-        fns = {
-            "new_roots": instantiate(_new_roots, suffix, **ops),
-            "simulate": instantiate(_simulate, suffix, **ops),
-        }
-        if prior is not None:
-            ops["compute_prior"] = prior_op(kernel, name, prior.fn)
-        fns["playout_values"] = instantiate(_playout_values, f"{suffix}_{name}", **ops)
-        _compiled[key] = fns
-    return fns
+    prior_ops = dict(ops)
+    if prior is not None:
+        prior_ops["compute_prior"] = prior_op(kernel, name, prior.fn)
+    return BatchKernels(
+        new_roots=_instance(
+            ("new_roots", kernel.name), lambda: instantiate(_new_roots, suffix, **ops)
+        ),
+        simulate=_instance(
+            ("simulate", kernel.name, rule),
+            lambda: instantiate(_simulate, f"{suffix}_{rule}", select_edge=RULES[rule], **ops),
+        ),
+        playout_values=_instance(
+            ("playout_values", kernel.name, name),
+            lambda: instantiate(_playout_values, f"{suffix}_{name}", **prior_ops),
+        ),
+    )

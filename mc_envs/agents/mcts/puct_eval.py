@@ -8,8 +8,9 @@ round elsewhere. The value is added when the batch comes back, so after each rou
 if its visits had been made one by one with those values. A descent that reaches a leaf already
 waiting in the round takes its virtual loss back and ends the round early.
 
-The selection rule, the expansion and the backup are the compiled node operations of
-:mod:`mc_envs.agents.mcts.tree` (the same as the playout search's); only the leaf evaluation differs. The search
+The selection rule (:mod:`mc_envs.agents.mcts.selection`), the expansion and the backup are the
+compiled node operations of :mod:`mc_envs.agents.mcts.tree` (the same as the playout search's);
+only the leaf evaluation differs. The search
 runs over the planning-env contract (``clone_state``/``restore_state``/``legal_actions``/
 ``step``), with the state of a node's observation from ``env.observation()``.
 
@@ -21,31 +22,39 @@ score; a finished game's score is divided by ``value_scale``, the env's ``max_sc
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from mc_envs.agents.base import ITERATION_LIMIT, ITERATIONS, STOP
+from mc_envs.agents.base import Slot, StopCode
 from mc_envs.agents.common import count_playout, record
+from mc_envs.agents.mcts.search import ENDED, OUT_OF_ROOM, Scratch, normalised_priors
+from mc_envs.agents.mcts.selection import RULES
 from mc_envs.agents.mcts.tree import (
     ACTION,
-    DONE,
-    EDGES,
-    GROW,
-    NEDGES,
-    NODES,
-    NOISE_EPS,
-    PARENT,
+    NUM_EDGES,
     ROOT,
-    TWO_PLAYER,
     VISITS,
     backup,
     child_of,
     expand,
-    select_edge,
+    has_room,
+    mark_over,
+    take_back_visit,
 )
 
 Evaluator = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+class Pending(NamedTuple):
+    """A leaf waiting for the round's evaluation."""
+
+    node: int
+    observation: np.ndarray
+    mask: np.ndarray  # [A] bool, True at the legal actions
+    legal: np.ndarray  # the legal actions
+    mover: int  # the player to move at the leaf
+    at_root: bool
 
 
 def observe(env: Any) -> np.ndarray:
@@ -59,100 +68,113 @@ def observe(env: Any) -> np.ndarray:
     return np.asarray(fn())
 
 
-def evaluated_search(evaluator: Evaluator, batch_size: int, value_scale: float | None) -> Callable:
-    """The leaf-batched search, with the signature of the tree template (``g, t, w, policy, rng,
-    sh``), for the :class:`mc_envs.agents.mcts.uct.TreeAgent` program loop; ``g.states`` is an
-    :class:`~mc_envs.agents.ops.EnvStates` whose slot 0 holds the root.
+def evaluated_search(
+    evaluator: Evaluator, batch_size: int, value_scale: float | None, rule: str
+) -> Callable:
+    """The leaf-batched search, with the signature of the tree template (``g, t, scratch,
+    policy, rng, sh``), for the :class:`mc_envs.agents.mcts.uct.TreeAgent` program loop;
+    ``g.states`` is an :class:`~mc_envs.agents.ops.EnvStates` whose slot 0 holds the root.
+    ``rule`` names the selection rule (:data:`mc_envs.agents.mcts.selection.RULES`).
 
-    Returns DONE when stopped, GROW when the tree needs room (every virtual loss resolved first).
+    Returns ENDED when told to stop, OUT_OF_ROOM when the tree needs room (every virtual loss
+    resolved first).
     """
+    return _EvaluatedSearch(evaluator, batch_size, value_scale, RULES[rule])
 
-    def terminal_value(env: Any, two_player: bool) -> float:
+
+class _EvaluatedSearch:
+    def __init__(
+        self, evaluator: Evaluator, batch_size: int, value_scale: float | None, select: Any
+    ) -> None:
+        self.evaluator, self.batch_size, self.value_scale = evaluator, batch_size, value_scale
+        self.select = select
+        self.pending: list[Pending] = []
+
+    def terminal_value(self, env: Any, two_player: bool) -> float:
         if two_player:
             returns = env.returns() if hasattr(env, "returns") else (0.0,)
             return float(returns[0])
-        scale = value_scale if value_scale is not None else getattr(env, "max_score", None)
+        scale = (
+            self.value_scale if self.value_scale is not None else getattr(env, "max_score", None)
+        )
         if not scale:
             raise ValueError("PUCT(evaluator=...) on a puzzle needs value_scale= or env.max_score")
         return float(env.score) / float(scale)
 
-    def flush(t: Any, w: Any, pending: list, two_player: bool) -> None:
+    def flush(self, t: Any, scratch: Scratch) -> None:
         """Evaluates the pending leaves in one call, expands them and backs their values up."""
+        pending, two_player = self.pending, scratch.settings.two_player
         if not pending:
             return
-        obs = np.stack([p[1] for p in pending])
-        masks = np.stack([p[2] for p in pending])
-        priors, values = evaluator(obs, masks)
+        obs = np.stack([p.observation for p in pending])
+        masks = np.stack([p.mask for p in pending])
+        priors, values = self.evaluator(obs, masks)
         priors = np.asarray(priors, dtype=np.float64).reshape(len(pending), -1)
         values = np.asarray(values, dtype=np.float64).reshape(len(pending))
-        for j, (node, _, _, legal, mover, root) in enumerate(pending):
-            p = priors[j][legal]
-            total = float(p.sum())
-            p = (
-                p / total
-                if total > 0 and np.isfinite(total)
-                else np.full(len(legal), 1.0 / len(legal))
-            )
-            eps = w.cfg[NOISE_EPS] if root else 0.0
-            expand(t, node, legal, len(legal), p, w.fbuf[0], eps, False)
+        for j, p in enumerate(pending):
+            n = len(p.legal)
+            normalised_priors(priors[j], p.legal, n, scratch.priors)
+            eps = scratch.settings.noise_eps if p.at_root else 0.0
+            expand(t, p.node, p.legal, n, scratch.priors, scratch.noise, eps)
             v = float(values[j])
-            r = (v if mover == 0 else -v) if two_player else v
-            backup(t, node, r, two_player, 0.0)
+            r = (v if p.mover == 0 else -v) if two_player else v
+            backup(t, p.node, r, two_player, 0.0)
         pending.clear()
 
-    def search(g: Any, t: Any, w: Any, policy: Any, rng: np.ndarray, sh: Any) -> int:
-        states, control = g.states, sh.control
-        two_player = w.cfg[TWO_PLAYER] != 0.0
-        max_actions = w.moves.shape[0]
-        root = t.used[ROOT]
-        pending: list = []
+    def __call__(self, g: Any, t: Any, scratch: Scratch, policy: Any, rng: Any, sh: Any) -> int:
+        control = sh.control
+        max_actions = scratch.moves.shape[0]
         while True:
-            room = (
-                t.used[NODES] + 1 <= t.ni.shape[0]
-                and t.used[EDGES] + max_actions * (len(pending) + 1) <= t.ea.shape[0]
+            room = has_room(t, max_actions * (len(self.pending) + 1))
+            stop = (
+                control[Slot.STOP] != StopCode.NONE
+                or control[Slot.ITERATIONS] >= control[Slot.ITERATION_LIMIT]
             )
-            stop = control[STOP] != 0 or control[ITERATIONS] >= control[ITERATION_LIMIT]
-            if stop or not room or len(pending) == batch_size:
-                flush(t, w, pending, two_player)
-                if control[STOP] == 0 and control[ITERATIONS] >= control[ITERATION_LIMIT]:
-                    control[STOP] = 4
-                if control[STOP] != 0:
-                    return DONE
-                if t.used[NODES] + 1 > t.ni.shape[0] or t.used[EDGES] + max_actions > t.ea.shape[0]:
-                    return GROW
+            if stop or not room or len(self.pending) == self.batch_size:
+                self.flush(t, scratch)
+                if (
+                    control[Slot.STOP] == StopCode.NONE
+                    and control[Slot.ITERATIONS] >= control[Slot.ITERATION_LIMIT]
+                ):
+                    control[Slot.STOP] = StopCode.ITERATIONS
+                if control[Slot.STOP] != StopCode.NONE:
+                    return ENDED
+                if not has_room(t, max_actions):
+                    return OUT_OF_ROOM
                 continue
-            states.copy(1, 0)
-            env = states.use(1)
-            node = root
-            depth = 0
-            t.nf[node, VISITS] += 1.0  # the virtual loss, resolved by the backup
-            while t.ni[node, NEDGES] > 0:
-                e = select_edge(t, node, w.cfg, rng)
-                node = child_of(t, node, e, int(env.current_player) if two_player else 0)
-                env.step(int(t.ea[e, ACTION]))
-                w.path[depth] = t.ea[e, ACTION]
-                depth += 1
-                t.nf[node, VISITS] += 1.0
-            if any(p[0] == node for p in pending):  # a collision: evaluate the round first
-                while True:  # this descent's virtual loss is taken back; it will be made again
-                    t.nf[node, VISITS] -= 1.0
-                    if node == root:
-                        break
-                    node = t.ni[node, PARENT]
-                flush(t, w, pending, two_player)
-                continue
-            legal = np.asarray(env.legal_actions(), dtype=np.int64)
-            if len(legal) == 0:  # a finished game: its value is known
-                t.ni[node, NEDGES] = 0
-                if not two_player:
-                    record(w.path, depth, float(env.score), sh)
-                backup(t, node, terminal_value(env, two_player), two_player, 0.0)
-            else:
-                mask = np.zeros(max_actions, dtype=bool)
-                mask[legal] = True
-                mover = int(env.current_player) if two_player else 0
-                pending.append((node, observe(env), mask, legal, mover, node == root))
-            control[ITERATIONS] += 1
-            count_playout(control)
+            self.descend(g.states, t, scratch, rng, sh)
 
-    return search
+    def descend(self, states: Any, t: Any, scratch: Scratch, rng: Any, sh: Any) -> None:
+        """One descent from the root to a leaf, counting a visit (a virtual loss) on its path:
+        the leaf joins the pending ones, or its known value is backed up (a finished game), or
+        (a leaf already pending) the round is evaluated first and the descent taken back."""
+        two_player = scratch.settings.two_player
+        states.copy(1, 0)
+        env = states.use(1)
+        root = node = int(t.used[ROOT])
+        depth = 0
+        t.stats[node, VISITS] += 1.0  # the virtual loss, resolved by the backup
+        while t.nodes[node, NUM_EDGES] > 0:
+            e = self.select(t, node, rng, scratch.settings)
+            node = child_of(t, node, e, int(env.current_player) if two_player else 0)
+            env.step(int(t.edges[e, ACTION]))
+            scratch.path[depth] = t.edges[e, ACTION]
+            depth += 1
+            t.stats[node, VISITS] += 1.0
+        if any(p.node == node for p in self.pending):  # a collision: evaluate the round first
+            take_back_visit(t, node)  # this descent will be made again
+            self.flush(t, scratch)
+            return
+        legal = np.asarray(env.legal_actions(), dtype=np.int64)
+        if len(legal) == 0:  # a finished game: its value is known
+            mark_over(t, node)
+            if not two_player:
+                record(scratch.path, depth, float(env.score), sh)
+            backup(t, node, self.terminal_value(env, two_player), two_player, 0.0)
+        else:
+            mask = np.zeros(scratch.moves.shape[0], dtype=bool)
+            mask[legal] = True
+            mover = int(env.current_player) if two_player else 0
+            self.pending.append(Pending(node, observe(env), mask, legal, mover, node == root))
+        sh.control[Slot.ITERATIONS] += 1
+        count_playout(sh.control)

@@ -1,7 +1,7 @@
 """UCT: Monte Carlo Tree Search with UCB1 selection (Kocsis and Szepesvari 2006).
 
 The four phases (selection by UCB1, expansion of one new node, a random playout, backup of the
-result) run in :func:`mc_envs.agents.mcts.tree._tree_search`, written once and either compiled per built-in game
+result) run in :func:`mc_envs.agents.mcts.search._tree_search`, written once and either compiled per built-in game
 (the fast path: the whole search inside numba) or run as plain Python over any env of the contract.
 
 Two-player games: each node's value is from the point of view of the player who moved into it (win 1,
@@ -29,28 +29,15 @@ import numpy as np
 
 from mc_envs.agents.base import NEG_INF, Budget, SearchResult, Slot, StopCode
 from mc_envs.agents.mcts.presets import PRESETS, preset_iterations
-from mc_envs.agents.mcts.tree import (
-    BACKUP_MAX,
-    CFG_SIZE,
-    EDGE0,
-    GROW,
-    MAX_TREE_BYTES,
-    MODE,
-    MODE_UCB,
-    NEDGES,
-    NOISE_EPS,
-    PAUSE,
-    PRIOR,
-    PRIOR_CLEAN,
-    ROOT,
-    TWO_PLAYER,
-    Arrays,
-    C,
+from mc_envs.agents.mcts.search import (
+    CHUNK_DONE,
+    OUT_OF_ROOM,
     Scratch,
-    Tree,
     compiled_search,
     generic_search,
 )
+from mc_envs.agents.mcts.selection import Settings
+from mc_envs.agents.mcts.tree import MAX_TREE_BYTES, Tree, mix_noise
 from mc_envs.agents.ops import move_bound
 from mc_envs.agents.parallel.root import ParallelAgent, root_search, solo
 from mc_envs.agents.runner import Runner, Runs
@@ -64,7 +51,7 @@ class TreeAgent(ParallelAgent):
     """What UCT and PUCT share: budgets, the tree and its reuse, the two search paths, results."""
 
     name = "tree"
-    _mode = MODE_UCB
+    rule = "ucb1"  # the selection rule (mc_envs.agents.mcts.selection.RULES)
     schemes = {"root": root_search}
 
     def __init__(
@@ -144,11 +131,16 @@ class TreeAgent(ParallelAgent):
     def _generic_fn(self, plain: bool = False) -> Any:
         """The search run on the generic path (the template over the contract; ``plain``: its
         compiled helpers too)."""
-        return generic_search(self._generic_prior(), plain)
+        return generic_search(self._generic_prior(), plain, self.rule)
 
-    def _fill_cfg(self, cfg: np.ndarray) -> None:
-        cfg[C] = self.c
-        cfg[MODE] = self._mode
+    def _settings(self, two_player: bool, noise_eps: float) -> Settings:
+        return Settings(
+            c=self.c,
+            fpu=0.0,
+            noise_eps=noise_eps,
+            two_player=two_player,
+            use_max=self.backup == "max",
+        )
 
     def _noise(self, n: int) -> np.ndarray | None:
         return None
@@ -215,31 +207,27 @@ class TreeAgent(ParallelAgent):
             raise ValueError(
                 f"{base.game} has no playout policy {self.policy!r}; it has {sorted(kernel.policies)}"
             )
-        fn = compiled_search(kernel, kprior)
+        fn = compiled_search(kernel, kprior, self.rule)
         return _Path(True, fn, policy, np.array(base.state_view), two_player)
 
     def _scratch(self, base: Any, tree: Tree, two_player: bool) -> Scratch:
-        """The search's scratch arrays and configuration (with root noise, if any, mixed into
-        the stored priors of a root already expanded)."""
+        """The search's scratch and settings; the root's noise drawn, and mixed into the
+        root's priors when it is already expanded."""
         max_actions = int(base.action_space.n)
-        cfg = np.zeros(CFG_SIZE)
-        self._fill_cfg(cfg)
-        cfg[BACKUP_MAX] = 1.0 if self.backup == "max" else 0.0
-        cfg[TWO_PLAYER] = 1.0 if two_player else 0.0
-        fbuf = np.zeros((2, max_actions))
-        noise = self._noise(len(base.legal_actions()))
-        if noise is not None:
-            cfg[NOISE_EPS] = self.dirichlet_eps  # type: ignore[attr-defined]
-            fbuf[0, : len(noise)] = noise
-            root = tree.root
-            if tree.ni[root, NEDGES] > 0:  # already expanded: noise the stored priors here
-                e0, n = int(tree.ni[root, EDGE0]), int(tree.ni[root, NEDGES])
-                eps = cfg[NOISE_EPS]
-                tree.ep[e0 : e0 + n, PRIOR] = (1 - eps) * tree.ep[
-                    e0 : e0 + n, PRIOR_CLEAN
-                ] + eps * noise[:n]
-        moves = np.zeros(max_actions, dtype=np.int64)
-        return Scratch(moves, np.zeros(move_bound(base) + 1, dtype=np.int64), fbuf, cfg)
+        noise = np.zeros(max_actions)
+        drawn = self._noise(len(base.legal_actions()))
+        eps = 0.0
+        if drawn is not None:
+            eps = self.dirichlet_eps  # type: ignore[attr-defined]
+            noise[: len(drawn)] = drawn
+            mix_noise.py_func(tree.arrays, tree.root, noise, eps)
+        return Scratch(
+            moves=np.zeros(max_actions, dtype=np.int64),
+            path=np.zeros(move_bound(base) + 1, dtype=np.int64),
+            noise=noise,
+            priors=np.zeros(max_actions),
+            settings=self._settings(two_player, eps),
+        )
 
     def _result(
         self, base: Any, runner: Runner, tree: Tree, two_player: bool, why: str, seconds: float
@@ -251,7 +239,7 @@ class TreeAgent(ParallelAgent):
         if two_player:
             pv = tree.principal_variation()
             top = tree.best_child(tree.root)
-            score = 2.0 * float(tree.nf[top[1], 1] / tree.nf[top[1], 0]) - 1.0 if top else 0.0
+            score = 2.0 * tree.mean_value(top[1]) - 1.0 if top else 0.0
         else:
             score, pv = runner.best.read(control)
             if score <= NEG_INF:
@@ -267,7 +255,7 @@ class TreeAgent(ParallelAgent):
             root_visits=visits,
             root_values=values,
             extra={
-                "tree_nodes": int(tree.used[0]),
+                "tree_nodes": tree.size,
                 "tree_bytes": tree.nbytes,
                 "two_player": two_player,
                 **({} if runner.standin is None else {"compile": runner.standin.note()}),
@@ -300,7 +288,7 @@ class TreeAgent(ParallelAgent):
             self.reuse
             and tree is not None
             and self._tree_key == key
-            and tree.used[0] < MAX_REUSED_NODES
+            and tree.size < MAX_REUSED_NODES
         ):
             if fast:
                 ws = kernel.workspace(current)
@@ -315,18 +303,18 @@ class TreeAgent(ParallelAgent):
                 node = _match(tree, current, advance, np.array_equal)
             else:
 
-                def advance(state: Any, a: int) -> Any:
+                def advance(state: np.ndarray, a: int) -> np.ndarray:  # an env's state
                     base.restore_state(state)
                     base.step(a)
                     return base.clone_state()
 
                 node = _match(tree, current, advance, lambda x, y: x == y)
-        if node is None:
+        if tree is None or node is None:
             tree = Tree(max_actions)
             mover = 1 - int(base.current_player) if two_player else 0
             tree.new_root(mover, current)
         else:
-            tree.used[ROOT] = node
+            tree.set_root(node)
             tree.root_state = current
         self._tree, self._tree_key = tree, key
         return tree
@@ -410,9 +398,9 @@ class _Program:
     algo = "tree"
 
     def __init__(
-        self, agent: TreeAgent, runner: Runner, path: _Path, tree: Tree, w: Scratch
+        self, agent: TreeAgent, runner: Runner, path: _Path, tree: Tree, scratch: Scratch
     ) -> None:
-        self.agent, self.runner, self.tree, self.w = agent, runner, tree, w
+        self.agent, self.runner, self.tree, self.scratch = agent, runner, tree, scratch
         self.params: dict[str, Any] = {}
         self.fast = path.fast
         self.fn, self.policy = path.fn, path.policy
@@ -441,19 +429,15 @@ class _Program:
             self.policy = base.policy(agent.policy)
         self.fast = fast
 
-    def _arrays(self) -> Arrays:
-        t = self.tree
-        return Arrays(t.ni, t.nf, t.ea, t.ep, t.used, t.norm)
-
     def call(self, control: np.ndarray, restarts: bool) -> None:
         sh = self.runner.shared._replace(control=control)
         while True:
-            code = self.fn(self.g, self._arrays(), self.w, self.policy, self.rng, sh)
-            if code == GROW:
+            code = self.fn(self.g, self.tree.arrays, self.scratch, self.policy, self.rng, sh)
+            if code == OUT_OF_ROOM:
                 if not self.tree.grow(self.agent.max_tree_bytes):
                     control[Slot.STOP] = StopCode.MEMORY
                     return
-            elif code != PAUSE or control[Slot.PAUSE] != 0:
+            elif code != CHUNK_DONE or control[Slot.PAUSE] != 0:
                 return
 
     def dump(self) -> dict[str, Any]:

@@ -1,0 +1,189 @@
+"""The selection rules of the tree searches (after mctx's ``action_selection``).
+
+Every rule has one signature, ``rule(t, node, rng, s) -> edge``: ``t`` the
+:class:`~mc_envs.agents.mcts.tree.TreeArrays`, ``node`` an expanded node with at least one edge,
+``rng`` the search's random stream, ``s`` the :class:`Settings`. A search is compiled with its rule
+bound (:func:`mc_envs._numba.instantiate`), so no rule tests a mode inside the loop.
+
+- :func:`select_ucb1`: UCT's; every unvisited edge first (uniformly at random), then
+  ``Q + c sqrt(ln N / n)``.
+- :func:`select_alphago`: ``Q + c P / (1 + n)``; :func:`select_alphazero`:
+  ``Q + c P sqrt(N) / (1 + n)``; ``Q = fpu`` for an unvisited edge, ties to the first edge.
+- :func:`select_gumbel`: Gumbel MuZero's interior rule (the batched search's, below its root).
+
+``Q`` is a child's mean value for the player who moved into it (two-player games), or in puzzles
+its mean (``use_max``: best) score normalised by the lowest and highest scores seen.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from mc_envs._numba import njit
+from mc_envs.agents.base import NEG_INF
+from mc_envs.agents.mcts.gumbel import completed_sigma
+from mc_envs.agents.mcts.tree import (
+    BEST,
+    CHILD,
+    FIRST_EDGE,
+    HIGH,
+    LOW,
+    NO_CHILD,
+    NOISED_PRIOR,
+    NUM_EDGES,
+    PRIOR,
+    TOTAL,
+    VISITS,
+)
+from mc_envs.rng import rng_below
+
+
+class Settings(NamedTuple):
+    """A tree search's settings, fixed when it starts."""
+
+    c: float  # the exploration constant
+    fpu: float  # PUCT: the value of an unvisited edge (first-play urgency)
+    noise_eps: float  # the weight of the root's noise (0: none)
+    two_player: bool  # values are player 0's returns (else puzzle scores)
+    use_max: bool  # puzzles: a node's value is its best score, not its mean
+
+
+@njit(cache=True, nogil=True, inline="always")
+def node_q(stats, ch, two_player, use_max, lo, span):
+    """The value in [0, 1] of a visited node ``ch`` for its mover (``stats``: the tree's;
+    ``lo``, ``span``: the puzzle scores' normalisation, read once per node)."""
+    if two_player:
+        return stats[ch, TOTAL] / stats[ch, VISITS]
+    x = stats[ch, BEST] if use_max else stats[ch, TOTAL] / stats[ch, VISITS]
+    return (x - lo) / span if span > 0.0 else 0.5
+
+
+# The rules read the settings and the tree's arrays into locals once, as the compiled loop would
+# otherwise reload them (and reference-count the arrays) at every edge: 1.2x on UCT's iterations.
+
+
+@njit(cache=True, nogil=True, inline="always")
+def select_ucb1(t, node, rng, s):
+    """UCB1: an unvisited edge (uniformly at random) while there is one, then the edge
+    maximising ``Q + c sqrt(ln N / n)``."""
+    nodes, stats, edges = t.nodes, t.stats, t.edges
+    c, two_player, use_max = s.c, s.two_player, s.use_max
+    lo, span = t.norm[LOW], t.norm[HIGH] - t.norm[LOW]
+    n = nodes[node, NUM_EDGES]
+    e0 = nodes[node, FIRST_EDGE]
+    unvisited = 0
+    for k in range(n):
+        if edges[e0 + k, CHILD] == NO_CHILD:
+            unvisited += 1
+    if unvisited > 0:
+        pick = rng_below(rng, unvisited)
+        for k in range(n):
+            if edges[e0 + k, CHILD] == NO_CHILD:
+                if pick == 0:
+                    return e0 + k
+                pick -= 1
+    logn = math.log(stats[node, VISITS])
+    best_u = NEG_INF
+    e = e0
+    for k in range(n):
+        ch = edges[e0 + k, CHILD]
+        u = node_q(stats, ch, two_player, use_max, lo, span) + c * math.sqrt(
+            logn / stats[ch, VISITS]
+        )
+        if u > best_u:
+            best_u = u
+            e = e0 + k
+    return e
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _select_puct(t, node, s, alphazero):
+    """PUCT's rule, in the AlphaZero form (``alphazero``, a constant of the caller) or AlphaGo's."""
+    nodes, stats, edges, priors = t.nodes, t.stats, t.edges, t.edge_priors
+    c, fpu, two_player, use_max = s.c, s.fpu, s.two_player, s.use_max
+    lo, span = t.norm[LOW], t.norm[HIGH] - t.norm[LOW]
+    n = nodes[node, NUM_EDGES]
+    e0 = nodes[node, FIRST_EDGE]
+    sq = math.sqrt(max(stats[node, VISITS], 1.0))
+    best_u = NEG_INF
+    e = e0
+    for k in range(n):
+        ch = edges[e0 + k, CHILD]
+        nv = 0.0
+        q = fpu
+        if ch != NO_CHILD:
+            nv = stats[ch, VISITS]
+            if nv > 0.0:
+                q = node_q(stats, ch, two_player, use_max, lo, span)
+        x = c * priors[e0 + k, NOISED_PRIOR]
+        if alphazero:
+            x *= sq
+        u = q + x / (1.0 + nv)
+        if u > best_u:
+            best_u = u
+            e = e0 + k
+    return e
+
+
+@njit(cache=True, nogil=True, inline="always")
+def select_alphago(t, node, rng, s):
+    """PUCT, AlphaGo's form: the edge maximising ``Q + c P / (1 + n)``."""
+    return _select_puct(t, node, s, False)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def select_alphazero(t, node, rng, s):
+    """PUCT, AlphaZero's form: the edge maximising ``Q + c P sqrt(N) / (1 + n)``."""
+    return _select_puct(t, node, s, True)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def select_gumbel(t, node, rng, s):
+    """Gumbel MuZero's interior selection (Danihelka et al. 2022): the edge maximising the
+    improved policy ``softmax(log prior + sigma(completed q))`` (:func:`completed_sigma`, the
+    node's value its running mean) minus its share of the visits."""
+    n = t.nodes[node, NUM_EDGES]
+    e0 = t.nodes[node, FIRST_EDGE]
+    lo, span = t.norm[LOW], t.norm[HIGH] - t.norm[LOW]
+    p, q, nv, sig = np.empty(n), np.zeros(n), np.zeros(n), np.empty(n)
+    total = 0.0
+    for k in range(n):
+        ch = t.edges[e0 + k, CHILD]
+        p[k] = t.edge_priors[e0 + k, PRIOR]
+        if ch != NO_CHILD and t.stats[ch, VISITS] > 0.0:
+            nv[k] = t.stats[ch, VISITS]
+            q[k] = node_q(t.stats, ch, s.two_player, s.use_max, lo, span)
+            total += nv[k]
+    own = t.stats[node, VISITS] - 1.0  # this descent's visit has no value yet
+    v = 0.5
+    if own > 0.0 and s.two_player:
+        v = 1.0 - t.stats[node, TOTAL] / own  # for the player to move here
+    elif own > 0.0:
+        v = node_q(t.stats, node, False, s.use_max, lo, span)
+    completed_sigma(p, q, nv, v, n, sig)
+    top = -np.inf
+    for k in range(n):
+        if p[k] > 0.0:
+            top = max(top, math.log(p[k]) + sig[k])
+    z = 0.0
+    for k in range(n):
+        if p[k] > 0.0:
+            z += math.exp(math.log(p[k]) + sig[k] - top)
+    best, e = -np.inf, e0
+    for k in range(n):
+        pi = math.exp(math.log(p[k]) + sig[k] - top) / z if p[k] > 0.0 else 0.0
+        u = pi - nv[k] / (1.0 + total)
+        if u > best:
+            best, e = u, e0 + k
+    return e
+
+
+RULES = {
+    "ucb1": select_ucb1,
+    "alphago": select_alphago,
+    "alphazero": select_alphazero,
+    "gumbel": select_gumbel,
+}
