@@ -257,7 +257,7 @@ class PUCT(TreeAgent):
                 gumbel=gumbel,
             ),
             prior=prior,
-            policy=self.policy,
+            policy=self.policy if isinstance(self.policy, str) else None,
             rng=self._rng,
         )
         self._searches += 1

@@ -215,6 +215,12 @@ def _planning_vector_env(vector_env: Any) -> PlanningVectorEnv:
     return venv
 
 
+def _num_actions(venv: PlanningVectorEnv) -> int:
+    """The size of a sub-env's action space (a ``Discrete``)."""
+    space: Any = venv.single_action_space
+    return int(space.n)
+
+
 def _check(
     venv: PlanningVectorEnv,
     simulations: int,
@@ -234,7 +240,7 @@ def _check(
         )
     if prior is not None and prior.game != venv.proto.game:
         raise ValueError(f"the prior {prior.name!r} is for {prior.game}, not {venv.proto.game}")
-    m, a = venv.num_envs, int(venv.single_action_space.n)
+    m, a = venv.num_envs, _num_actions(venv)
     nodes = simulations + 1
     nbytes = m * nodes * (NODE_BYTES + a * EDGE_BYTES)
     if nbytes > config.max_tree_bytes:
@@ -256,18 +262,17 @@ def _prepare(
     proto = venv.proto
     kernel = proto.kernel
     two_player = kernel.player is not None
-    m, a = venv.num_envs, int(venv.single_action_space.n)
+    m, a = venv.num_envs, _num_actions(venv)
     rule = "gumbel" if config.gumbel else config.rule
     fns = batch_kernels(kernel, prior if evaluator is None else None, rule)
     scale = 1.0
     if not two_player and evaluator is not None:
-        scale = (
-            config.value_scale
-            if config.value_scale is not None
-            else getattr(proto, "max_score", None)
-        )
-        if not scale:
+        given = config.value_scale
+        if given is None:
+            given = getattr(proto, "max_score", None)
+        if not given:
             raise ValueError("a batched search of a puzzle with an evaluator needs value_scale=")
+        scale = float(given)
     policy_code = 0
     if evaluator is None:
         name = policy if policy is not None else proto.default_policy
@@ -289,7 +294,7 @@ def _prepare(
         roots=roots,
         leaves=lv,
         settings=settings,
-        scale=float(scale),
+        scale=scale,
         policy=policy_code,
         priors=np.zeros((m, a)),
         values=np.zeros(m),
@@ -342,7 +347,7 @@ def _rounds(
 
 def _leaves(roots: np.ndarray, kernel: Any, venv: PlanningVectorEnv, a: int) -> Leaves:
     m = len(roots)
-    space = venv.single_observation_space
+    space: Any = venv.single_observation_space
     return Leaves(
         states=roots.copy(),
         ws=np.repeat(kernel.workspace(roots[0])[None, :], m, axis=0),

@@ -79,7 +79,7 @@ def observe(states: Any, i: int, out: np.ndarray) -> None:
     raise NotImplementedError("observe is bound per kernel by mc_envs.agents.mcts.puct_batch_core")
 
 
-k_observe = None  # bound per kernel
+k_observe: Any = None  # bound per kernel
 
 
 def _observe(states, i, out):  # pragma: no cover (compiled)

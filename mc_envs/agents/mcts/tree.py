@@ -281,7 +281,8 @@ class Tree:
 
     def principal_variation(self) -> list[int]:
         """The moves from the root, following the most visited child while it has visits."""
-        pv, node = [], self.root
+        pv: list[int] = []
+        node = self.root
         while True:
             step = self.best_child(node)
             if step is None:
