@@ -4,6 +4,7 @@ kwarg, batched clone/restore, bad input, and what cannot run compiled."""
 from __future__ import annotations
 
 import pickle
+import threading
 
 import gymnasium as gym
 import numpy as np
@@ -141,6 +142,7 @@ def test_parallel_and_serial_steps_agree() -> None:
 def test_the_automatic_choice_is_tried_again_and_follows_the_faster_kind(monkeypatch) -> None:
     from mc_envs.games.connect_four import KERNEL
     from mc_envs.vector import threads
+    from mc_envs.vector.compiled import RESET, STEP
 
     monkeypatch.setattr(threads.numba.config, "NUMBA_NUM_THREADS", 2)
     runner = threads.Runner(KERNEL, threads.TUNE_MIN, None)
@@ -152,30 +154,63 @@ def test_the_automatic_choice_is_tried_again_and_follows_the_faster_kind(monkeyp
         clock[0] += cost[kinds[-1]] if kinds else 0.0
         return clock[0]
 
+    compiled = threading.Event()
+
+    class Compiling:  # the parallel entry point's compilation, done when the test says so
+        error = None
+
+        def __init__(self, entry, args) -> None:
+            pass
+
+        done = property(lambda self: compiled.is_set())
+
+    monkeypatch.setattr(threads, "Compiling", Compiling)
     monkeypatch.setattr(threads.time, "perf_counter", now)
-    monkeypatch.setattr(runner, "_run", lambda parallel, name, args: kinds.append(parallel))
+    monkeypatch.setattr(runner, "_run", lambda parallel, args: kinds.append(parallel))
     assert runner.parallel is None
+    for _ in range(5):  # serial steps while the parallel entry point compiles; no trial
+        runner(STEP, None, None, None, None, None)
+    assert kinds == [False] * 5 and runner.parallel is None
+    compiled.set()
+    kinds.clear()
     for _ in range(2 * threads.RUN):
-        runner("step")
+        runner(STEP, None, None, None, None, None)
     assert runner.parallel is None and kinds == [False] * threads.RUN + [True] * threads.RUN
-    runner("step")
+    runner(STEP, None, None, None, None, None)
     assert runner.parallel is True and kinds[-1] is True
     cost.update({False: 1.0, True: 3.0})  # the second core stops paying
     for _ in range(threads.WATCH - 1):
-        runner("step")
+        runner(STEP, None, None, None, None, None)
     assert kinds[-threads.WATCH :] == [True] * threads.WATCH and runner.parallel is True
     for _ in range(2 * threads.RUN + 1):
-        runner("step")
+        runner(STEP, None, None, None, None, None)
     assert runner.parallel is False and kinds[-1] is False
     start = len(kinds) - 1  # the step the trial chose at: the first of the kept kind
     watch, run = threads.WATCH, threads.RUN
     for _ in range(3 * watch + 4 * run):
-        runner("step")
+        runner(STEP, None, None, None, None, None)
     trials = [i - run for i, kind in enumerate(kinds[start:]) if kind][::run]  # where they began
     assert trials == [watch, watch + 2 * run + 2 * watch]  # a trial that kept it: twice as long
     assert runner.parallel is False and not any(kinds[start + trials[1] + 2 * run :])
-    runner("reset")  # not a step: the kept kind, no trial
+    runner(RESET, None, None, None, None, None)  # not a step: the kept kind, no trial
     assert kinds[-1] is False and runner.parallel is False
+
+
+def test_no_step_compiles_once_the_first_has_returned() -> None:
+    """The automatic choice compiles its parallel entry point on another thread: every entry
+    point a later step calls is compiled when it is called (here: Connect Four at N = 64)."""
+    env = gym.make_vec("mc_envs/ConnectFour-v0", num_envs=64)
+    run = env.unwrapped._run
+    obs, info = env.reset(seed=0)
+    env.step(info["action_mask"].argmax(1))
+    assert run.wait(timeout=600)
+    entries = {False: run._serial, True: run._parallel}
+    counts = {k: len(e.signatures) for k, e in entries.items()}
+    assert counts == {False: 1, True: 1}  # one specialization each
+    rng = np.random.default_rng(0)
+    while run.parallel is None:
+        obs, _, _, _, info = env.step((rng.random((64, 7)) * info["action_mask"]).argmax(1))
+    assert {k: len(e.signatures) for k, e in entries.items()} == counts
 
 
 def test_reset_seeds_options_and_mask_as_sync() -> None:

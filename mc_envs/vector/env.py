@@ -11,27 +11,17 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
-from mc_envs.kernel import CAP_INFO
 from mc_envs.state import frozen_copy
 from mc_envs.vector.args import opponent_kind, reset_mask, step_limit, unbound
 from mc_envs.vector.compiled import (
-    AUTORESET,
-    CUT,
     DERIVED,
-    ILLEGAL,
-    LEGAL,
-    MASKS,
-    N_LEGAL,
-    OBS,
-    OPP_RNG,
-    PLAYERS,
     RANDOM_OPPONENT,
-    REWARDS,
-    SCORES,
-    SEED_NEXT,
-    SEEDS,
-    STATES,
-    TERMINATED,
+    REFRESH,
+    RESET,
+    STEP,
+    Buffers,
+    Config,
+    Outputs,
 )
 from mc_envs.vector.state import VectorState, rows_of
 from mc_envs.vector.threads import Runner
@@ -67,8 +57,10 @@ class PlanningVectorEnv(VectorEnv):
         copy: return copies of the observation and mask buffers (the default, as SyncVectorEnv);
             ``False`` returns the buffers themselves, overwritten by the next step.
         threads: ``1`` steps on the calling thread, ``k`` on ``k`` threads; ``None`` (the default)
-            times the first steps both ways and keeps the faster, from 64 sub-envs
-            (:class:`~mc_envs.vector.threads.Runner`). The threads are numba's (OpenMP where
+            steps on the calling thread while the parallel steps compile on another, then times
+            steps both ways and keeps the faster, from 64 sub-envs
+            (:class:`~mc_envs.vector.threads.Runner`): the first call compiles the serial steps,
+            and no call after it compiles anything. The threads are numba's (OpenMP where
             available): a process forked after a parallel step must not step one in the child
             (GNU OpenMP is not fork-safe); start children with spawn or forkserver, as the
             agents' pools do, or use ``threads=1`` there.
@@ -119,28 +111,12 @@ class PlanningVectorEnv(VectorEnv):
         self._two_player = kernel.player is not None
         start = proto._start_state()
         self._use_template = start is not None
-        state = proto._state
-        a = int(proto.action_space.n)
-        obs_space = proto.observation_space
-        self._template = np.array(start if start is not None else state, copy=True)
-        self._buffers = (
-            np.repeat(state[None, :], n, axis=0),  # states
-            np.repeat(kernel.workspace(state)[None, :], n, axis=0),  # ws
-            np.zeros((n, max(a, kernel.max_actions)), np.int64),  # legal
-            np.zeros(n, np.int64),  # n_legal
-            np.zeros((n, a), np.bool_),  # masks
-            np.zeros((n, *obs_space.shape), obs_space.dtype),  # obs
-            np.zeros(n, np.int64),  # players
-            np.zeros(n, np.float64),  # scores
-            np.zeros(n, np.float64),  # rewards
-            np.zeros(n, np.bool_),  # terminated
-            np.zeros(n, np.bool_),  # illegal
-            np.zeros(n, np.bool_),  # autoreset
-            np.zeros((n, 1), np.uint64),  # opp_rng
-            np.zeros((n, SEED_BLOCK), np.int64),  # seeds
-            np.full(n, SEED_BLOCK, np.int64),  # seed_next
-            np.zeros(n, np.bool_),  # cut
-        )
+        self._template = np.array(start if start is not None else proto._state, copy=True)
+        self._buffers = new_buffers(proto, n)
+        # The arguments a call does not use, of the types of those it does (one compilation).
+        self._no_actions = np.zeros(n, np.int64)
+        self._nowhere = np.zeros(n, np.bool_)
+        self._no_outputs = Outputs(self._buffers.masks, self._buffers.obs, False)
         self._all = np.ones(n, np.bool_)
         self._all.flags.writeable = False
         self._truncated = np.zeros(n, np.bool_)
@@ -166,12 +142,9 @@ class PlanningVectorEnv(VectorEnv):
             )
         self.proto.illegal_action = policy
 
-    def _config(self, template: bool) -> tuple:
+    def _config(self, template: bool) -> Config:
         reward = float(self.proto.illegal_reward)
-        return (self._template, template, reward, self._opponent, self._agent_player)
-
-    def _call(self, name: str, *args: Any, template: bool) -> None:
-        self._run(name, *args, self._buffers, self._config(template))
+        return Config(self._template, template, reward, self._opponent, self._agent_player)
 
     @property
     def parallel(self) -> bool | None:
@@ -207,14 +180,16 @@ class PlanningVectorEnv(VectorEnv):
         rows = np.flatnonzero(where)
         if rows.size:
             generators = [self._rng(int(i)) for i in rows]
-            parallel = self._run.parallel is not False  # while timing too: compiled at reset
-            self._buffers[STATES][rows] = self.proto._new_states(
+            # Starts on every core only when the steps always are: a start function's parallel
+            # variant compiled at the switch would stall a step (the automatic choice's steps)
+            parallel = self._run.parallel is True and not self._run.watching
+            self._buffers.states[rows] = self.proto._new_states(
                 generators, options, parallel=parallel
             )
 
     def _draw_seeds(self, where: np.ndarray) -> None:
         """Refills the opponent seeds of the sub-envs of ``where`` (the draws of their resets)."""
-        seeds, seed_next = self._buffers[SEEDS], self._buffers[SEED_NEXT]
+        seeds, seed_next = self._buffers.seeds, self._buffers.seed_next
         for i in np.flatnonzero(where):
             seeds[i] = self._rng(int(i)).integers(2**31, size=SEED_BLOCK)
             seed_next[i] = 0
@@ -239,7 +214,7 @@ class PlanningVectorEnv(VectorEnv):
             where = reset_mask(options.pop("reset_mask"), n)
             options = options or None
         spent = (
-            self._buffers[SEED_NEXT] >= SEED_BLOCK
+            self._buffers.seed_next >= SEED_BLOCK
         )  # opponent seeds to draw: none left, or reseeded
         for i in np.flatnonzero(where):
             if seeds[i] is not None:
@@ -250,16 +225,17 @@ class PlanningVectorEnv(VectorEnv):
             self._draw_starts(where, options)
         if self._opponent == RANDOM_OPPONENT:
             self._draw_seeds(where & spent)
-        self._call("reset", np.array(where), template=template)
+        config = self._config(template)
+        self._run(RESET, self._no_actions, np.array(where), self._buffers, config, self._no_outputs)
         self._elapsed[where] = 0
         self._truncated[where] = False
         self._reset_called = True
         b = self._buffers
         if not self.copy:
-            return b[OBS], self._info(b[MASKS], None)
-        obs, masks = _free(self._pool_obs, b[OBS]), _free(self._pool_masks, b[MASKS])
-        np.copyto(obs, b[OBS])
-        np.copyto(masks, b[MASKS])
+            return b.obs, self._info(b.masks, None)
+        obs, masks = _free(self._pool_obs, b.obs), _free(self._pool_masks, b.masks)
+        np.copyto(obs, b.obs)
+        np.copyto(masks, b.masks)
         return obs, self._info(masks, None)
 
     def step(self, actions: Any):
@@ -273,30 +249,28 @@ class PlanningVectorEnv(VectorEnv):
         if not self._reset_called:
             raise RuntimeError("step() before reset(): call reset() first")
         b = self._buffers
-        autoreset = b[AUTORESET]
+        autoreset = b.autoreset
         acts = self._checked(actions, autoreset)
         if self.proto.illegal_action == "raise":
             self._raise_illegal(acts, autoreset)
         if not self._use_template and autoreset.any():
             self._draw_starts(autoreset, None)
         if self.copy:  # arrays no one holds; the step writes its outputs into them
-            obs, masks = _free(self._pool_obs, b[OBS]), _free(self._pool_masks, b[MASKS])
+            obs, masks = _free(self._pool_obs, b.obs), _free(self._pool_masks, b.masks)
         else:
-            obs, masks = b[OBS], b[MASKS]
+            obs, masks = b.obs, b.masks
         limit = self.max_episode_steps
         resetting = autoreset.copy() if limit is not None else autoreset
-        self._run("step", acts, b, self._config(self._use_template), (masks, obs, bool(self.copy)))
+        config, out = self._config(self._use_template), Outputs(masks, obs, bool(self.copy))
+        self._run(STEP, acts, self._nowhere, b, config, out)
         if limit is not None:
             self._count_steps(resetting, limit)
         if self._opponent == RANDOM_OPPONENT:
-            spent = b[SEED_NEXT] >= SEED_BLOCK
+            spent = b.seed_next >= SEED_BLOCK
             if spent.any():
                 self._draw_seeds(spent)
-        info = self._info(masks, acts if b[ILLEGAL].any() else None)
-        if b[CUT].any():  # the game's move cap (Kernel.truncated), as the single env's info
-            info[CAP_INFO], info["_" + CAP_INFO] = b[CUT].copy(), b[CUT].copy()
-        truncated = self._truncated | b[CUT]
-        return obs, b[REWARDS].copy(), b[TERMINATED].copy(), truncated, info
+        info = self._info(masks, acts if b.illegal.any() else None)
+        return obs, b.rewards.copy(), b.terminated.copy(), self._truncated.copy(), info
 
     def _count_steps(self, resetting: np.ndarray, limit: int) -> None:
         """``max_episode_steps`` as Gymnasium's TimeLimit on each sub-env: truncated once an
@@ -305,7 +279,7 @@ class PlanningVectorEnv(VectorEnv):
         elapsed += 1
         elapsed[resetting] = 0  # this step reset them: a new episode, no step taken yet
         np.greater_equal(elapsed, limit, out=truncated)
-        np.logical_or(self._buffers[AUTORESET], truncated, out=self._buffers[AUTORESET])
+        np.logical_or(self._buffers.autoreset, truncated, out=self._buffers.autoreset)
 
     def _checked(self, actions: Any, autoreset: np.ndarray) -> np.ndarray:
         n, size = self.num_envs, int(self.single_action_space.n)
@@ -316,7 +290,8 @@ class PlanningVectorEnv(VectorEnv):
                 f"expected an array of {n} actions (one per sub-env), got shape {acts.shape}",
             )
         if acts.dtype.kind in "iu" and acts.min() >= 0 and acts.max() < size:
-            return np.ascontiguousarray(acts, dtype=np.int64)  # the usual case: all in range
+            acts = np.ascontiguousarray(acts, dtype=np.int64)  # the usual case: all in range
+            return acts if acts.flags.writeable else acts.copy()  # (a read-only one: a new type)
         if acts.dtype.kind == "b":  # as the single env and SyncVectorEnv: False is 0, True is 1
             acts = acts.astype(np.int64)
         elif acts.dtype.kind == "f":
@@ -338,7 +313,7 @@ class PlanningVectorEnv(VectorEnv):
 
     def _raise_illegal(self, acts: np.ndarray, autoreset: np.ndarray) -> None:
         b = self._buffers
-        bad = (~b[MASKS][np.arange(self.num_envs), acts] | (b[N_LEGAL] == 0)) & ~autoreset
+        bad = (~b.masks[np.arange(self.num_envs), acts] | (b.n_legal == 0)) & ~autoreset
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             a = int(acts[i])
@@ -348,17 +323,17 @@ class PlanningVectorEnv(VectorEnv):
 
     def _sub_env(self, i: int) -> PlanningEnv:
         """The prototype env holding sub-env ``i``'s state (for reasons, names and drawing)."""
-        self.proto._set_state(self._buffers[STATES][i].copy())
+        self.proto._set_state(self._buffers.states[i].copy())
         return self.proto
 
     def _info(self, masks: np.ndarray, acts: np.ndarray | None) -> dict[str, Any]:
         b, every = self._buffers, self._all
         info: dict[str, Any] = {"action_mask": masks, "_action_mask": every}
-        info["current_player"], info["_current_player"] = b[PLAYERS].copy(), every
+        info["current_player"], info["_current_player"] = b.players.copy(), every
         if not self._two_player:
-            info["score"], info["_score"] = b[SCORES].copy(), every
+            info["score"], info["_score"] = b.scores.copy(), every
         if acts is not None:
-            illegal = b[ILLEGAL].copy()
+            illegal = b.illegal.copy()
             action = np.zeros(self.num_envs, np.int64)
             reason = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(illegal):
@@ -377,31 +352,34 @@ class PlanningVectorEnv(VectorEnv):
         game is over (a copy; as the single env's ``action_masks()``, where ``info["action_mask"]``
         marks every action, see :class:`mc_envs.PlanningEnv`)."""
         b = self._buffers
-        masks = b[MASKS].copy()
-        masks[b[N_LEGAL] == 0] = False
+        masks = b.masks.copy()
+        masks[b.n_legal == 0] = False
         return masks
 
     def players(self) -> np.ndarray:
         """``[N]`` int: the player to move in each sub-env (a copy; as ``info["current_player"]``)."""
-        return self._buffers[PLAYERS].copy()
+        return self._buffers.players.copy()
 
     def observation(self) -> np.ndarray:
         """The observations of the current states, ``[N, ...]`` (a copy)."""
-        return self._buffers[OBS].copy()
+        return self._buffers.obs.copy()
 
     @property
     def autoreset(self) -> np.ndarray:
         """``[N]`` bool: the sub-envs whose next step resets them (a copy)."""
-        return self._buffers[AUTORESET].copy()
+        return self._buffers.autoreset.copy()
 
     def clone_state(self) -> VectorState:
         """A snapshot of all N sub-envs (:class:`VectorState`): array copies, no check."""
         b = self._buffers
-        snap = VectorState(self.proto.game, self.proto._config, b[STATES], b[AUTORESET], b[OPP_RNG])
+        snap = VectorState(self.proto.game, self.proto._config, b.states, b.autoreset, b.opp_rng)
         # A legal row is read up to its count only: the columns no sub-env uses are left out
         # (Morpion's rows are 20,480 wide, of which a few dozen are used).
-        used = int(b[N_LEGAL].max())
-        derived = tuple(frozen_copy(b[i][:, :used] if i == LEGAL else b[i]) for i in DERIVED)
+        used = int(b.n_legal.max())
+        derived = tuple(
+            frozen_copy(b.legal[:, :used] if name == "legal" else getattr(b, name))
+            for name in DERIVED
+        )
         object.__setattr__(snap, "_derived", derived)  # from checked states; dropped by pickling
         return snap
 
@@ -424,34 +402,33 @@ class PlanningVectorEnv(VectorEnv):
                     f"cannot restore a {states.game} vector state with config {states.config} "
                     f"into a {proto.game} vector env with config {proto._config}"
                 )
-            if states.data.shape != b[STATES].shape or states.data.dtype != b[STATES].dtype:
+            if states.data.shape != b.states.shape or states.data.dtype != b.states.dtype:
                 raise ValueError(
                     f"cannot restore states of {states.data.dtype}{list(states.data.shape)} into "
-                    f"{n} sub-envs of {b[STATES].dtype}[{b[STATES].shape[1]}]"
+                    f"{n} sub-envs of {b.states.dtype}[{b.states.shape[1]}]"
                 )
             rows, autoreset, rng = states.data, states.autoreset, states.opponent_rng
             if autoreset.shape != (n,) or rng.shape != (n, 1) or rng.dtype != np.uint64:
                 raise ValueError("restore_state: autoreset or opponent_rng of the wrong shape")
             derived = getattr(states, "_derived", None)
         else:
-            rows = rows_of(
-                states, proto.game, proto._config, n, b[STATES].dtype, b[STATES].shape[1]
-            )
-            autoreset, rng, derived = np.zeros(n, np.bool_), b[OPP_RNG].copy(), None
+            rows = rows_of(states, proto.game, proto._config, n, b.states.dtype, b.states.shape[1])
+            autoreset, rng, derived = np.zeros(n, np.bool_), b.opp_rng.copy(), None
         if derived is None:
             for i in range(n):
                 try:
                     proto._check_state(np.array(rows[i]))
                 except ValueError as e:
                     raise ValueError(f"sub-env {i}: {e}") from None
-        b[STATES][:] = rows
-        b[AUTORESET][:] = autoreset
-        b[OPP_RNG][:] = rng
+        b.states[:] = rows
+        b.autoreset[:] = autoreset
+        b.opp_rng[:] = rng
         if derived is None:
-            self._run("refresh", self._buffers)
+            config = self._config(self._use_template)
+            self._run(REFRESH, self._no_actions, self._nowhere, b, config, self._no_outputs)
         else:
-            for i, array in zip(DERIVED, derived, strict=True):
-                (b[i][:, : array.shape[1]] if i == LEGAL else b[i])[...] = array
+            for name, array in zip(DERIVED, derived, strict=True):
+                (b.legal[:, : array.shape[1]] if name == "legal" else getattr(b, name))[...] = array
         self._reset_called = True
 
     def render(self) -> tuple[Any, ...] | None:
@@ -463,6 +440,30 @@ class PlanningVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         """Closes the prototype env (its window, if one was opened)."""
         self.proto.close()
+
+
+def new_buffers(proto: PlanningEnv, n: int) -> Buffers:
+    """The buffers of ``n`` sub-envs, each in ``proto``'s state (derived buffers zero)."""
+    kernel, state = proto.kernel, proto._state
+    a = int(proto.action_space.n)
+    obs_space = proto.observation_space
+    return Buffers(
+        states=np.repeat(state[None, :], n, axis=0),
+        ws=np.repeat(kernel.workspace(state)[None, :], n, axis=0),
+        legal=np.zeros((n, max(a, kernel.max_actions)), np.int64),
+        n_legal=np.zeros(n, np.int64),
+        masks=np.zeros((n, a), np.bool_),
+        obs=np.zeros((n, *obs_space.shape), obs_space.dtype),
+        players=np.zeros(n, np.int64),
+        scores=np.zeros(n, np.float64),
+        rewards=np.zeros(n, np.float64),
+        terminated=np.zeros(n, np.bool_),
+        illegal=np.zeros(n, np.bool_),
+        autoreset=np.zeros(n, np.bool_),
+        opp_rng=np.zeros((n, 1), np.uint64),
+        seeds=np.zeros((n, SEED_BLOCK), np.int64),
+        seed_next=np.full(n, SEED_BLOCK, np.int64),
+    )
 
 
 POOL = 4

@@ -1,35 +1,95 @@
-"""Whether a vector env's compiled steps run on one core or on all (:class:`Runner`)."""
+"""Whether a vector env's compiled steps run on one core or on all (:class:`Runner`), and the
+compilation of the parallel entry point in the background (:class:`Compiling`)."""
 
 from __future__ import annotations
 
+import os
 import statistics
+import threading
 import time
+import warnings
 from typing import Any
 
 import numba
 
 from mc_envs.kernel import Kernel
-from mc_envs.vector.compiled import batch_functions
+from mc_envs.vector.compiled import STEP, Buffers, Config, Outputs, parallel_entry, serial_entry
 
 TUNE_MIN = 64  # fewer sub-envs than this never pay for a parallel launch
 RUN, SETTLE = 8, 3  # steps of one kind in a row while timing; the first SETTLE of them not counted
 WATCH, WATCH_MAX = 400, 6400  # steps of the kept kind between two trials (doubled when kept)
 
 
+class Compiling:
+    """One entry point compiled (or loaded from the cache) on a thread of its own, for the
+    argument types of one call, while the caller goes on without it.
+
+    The thread holds numba's compiler lock while it compiles: a fork then would leave the child a
+    lock that no thread releases, so a fork waits for it (:func:`os.register_at_fork`). It is not
+    a daemon thread: a process that ends meanwhile waits for it, and the cache keeps its work.
+    """
+
+    _running: set[Compiling] = set()
+    _hooked = False
+
+    def __init__(self, entry: Any, args: tuple) -> None:
+        self.error: BaseException | None = None
+        self.seconds: float | None = None  # from the start to the end of the compilation
+        self._done = threading.Event()
+        signature = tuple(numba.typeof(a) for a in args)
+        self._thread = threading.Thread(
+            target=self._compile, args=(entry, signature), name="mc-envs-vector-compile"
+        )
+        if not Compiling._hooked:
+            os.register_at_fork(before=Compiling.wait_all)
+            Compiling._hooked = True
+        Compiling._running.add(self)
+        self._thread.start()
+
+    def _compile(self, entry: Any, signature: tuple) -> None:
+        start = time.perf_counter()
+        try:
+            entry.compile(signature)
+        except BaseException as e:  # noqa: BLE001 - reported by the caller's next call
+            self.error = e
+        finally:
+            self.seconds = time.perf_counter() - start
+            Compiling._running.discard(self)
+            self._done.set()
+
+    @property
+    def done(self) -> bool:
+        """Whether the entry point is ready (or failed: :attr:`error`)."""
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Waits until it is done (at most ``timeout`` seconds); whether it is."""
+        return self._done.wait(timeout)
+
+    @classmethod
+    def wait_all(cls) -> None:
+        """Waits for every compilation still running."""
+        for job in list(cls._running):
+            job.wait()
+
+
 class Runner:
-    """Calls a game's compiled batch functions (:func:`~mc_envs.vector.compiled.batch_functions`)
+    """Calls a game's compiled batch entry points
+    (:func:`~mc_envs.vector.compiled.serial_entry`, :func:`~mc_envs.vector.compiled.parallel_entry`)
     serially or in parallel.
 
     ``threads=1`` is serial, ``threads=k`` parallel on ``k`` threads (at most numba's), and
-    ``threads=None`` lets the steps decide: from :data:`TUNE_MIN` sub-envs, a trial runs
-    :data:`RUN` serial steps in a row, then as many parallel ones, and the kind whose steps follow
-    each other faster is kept (median time from a step's start to the next one's, the first
-    :data:`SETTLE` of each run left out: compilation, and the sub-envs' data moving between
-    cores; the caller's own work between steps included, which a parallel runtime's waiting
-    threads may slow). The choice is tried again after :data:`WATCH` steps (twice as many after
-    a trial that kept it, up to :data:`WATCH_MAX`), because what a second core is worth changes
-    while a process runs (on a 2-vCPU VM, parallel steps of Connect Four at N = 1,024 were seen
-    to go from 0.9x to 2x the serial step's time for seconds on end).
+    ``threads=None`` lets the steps decide. Then, from :data:`TUNE_MIN` sub-envs, the steps run
+    serially while the parallel entry point compiles in the background (:class:`Compiling`,
+    started when the first call returns: nothing compiles on the caller's thread after that),
+    and once it is ready a trial runs :data:`RUN` serial steps in a row, then as many parallel
+    ones, and the kind whose steps follow each other faster is kept (median time from a step's
+    start to the next one's, the first :data:`SETTLE` of each run left out: the sub-envs' data
+    moving between cores; the caller's own work between steps included, which a parallel
+    runtime's waiting threads may slow). The choice is tried again after :data:`WATCH` steps
+    (twice as many after a trial that kept it, up to :data:`WATCH_MAX`), because what a second
+    core is worth changes while a process runs (on a 2-vCPU VM, parallel steps of Connect Four at
+    N = 1,024 were seen to go from 0.9x to 2x the serial step's time for seconds on end).
     Both kinds give the same results (each sub-env's step reads and writes only its own rows), so
     the choice changes speed only; :attr:`parallel` tells the current one (None until the first
     trial ends).
@@ -40,12 +100,12 @@ class Runner:
         can = cores > 1 and threads != 1
         self.threads = min(threads or cores, cores)
         self.parallel: bool | None = False
-        self._fns = {False: batch_functions(kernel, parallel=False)}
-        self._watch = False
+        self._serial = serial_entry(kernel)
+        self._parallel = parallel_entry(kernel) if can else None
+        self._watch = can and threads is None and n >= TUNE_MIN
         if can:
-            self._fns[True] = batch_functions(kernel, parallel=True)
-            self._watch = threads is None and n >= TUNE_MIN
             self.parallel = None if self._watch else threads is not None
+        self._compiling: Compiling | None = None
         self._cycles: dict[bool, list[float]] = {False: [], True: []}
         self._plan: list[bool] = []  # the kinds of a trial's steps to come, the next one last
         self._trial = False
@@ -53,10 +113,29 @@ class Runner:
         self._since = WATCH  # steps of the kept kind since the last trial: the first starts one
         self._last: tuple[bool, float] | None = None
 
-    def __call__(self, name: str, *args: Any) -> None:
-        """Runs the batch function ``name`` (``step``, ``reset``, ``refresh``) with ``args``."""
-        mode = self._next() if name == "step" and self._watch else bool(self.parallel)
-        self._run(mode, name, args)
+    def __call__(
+        self, op: int, actions: Any, where: Any, buffers: Buffers, config: Config, out: Outputs
+    ) -> None:
+        """Does ``op`` (:data:`~mc_envs.vector.compiled.STEP`, ``RESET``, ``REFRESH``) with the
+        entry points' arguments."""
+        args = (op, actions, where, buffers, config, out)
+        parallel = bool(self.parallel)
+        if self._watch and op == STEP and self._ready():
+            parallel = self._next()
+        self._run(parallel, args)
+        if self._watch and self._compiling is None:
+            self._compiling = Compiling(self._parallel, args)
+
+    def _ready(self) -> bool:
+        """Whether the parallel entry point is compiled: the trials may begin."""
+        job = self._compiling
+        if job is None or not job.done:
+            return False
+        if job.error is not None:  # stays serial: the steps are right either way
+            warnings.warn(f"vector env: no parallel steps ({job.error!r})", stacklevel=4)
+            self._watch, self.parallel = False, False
+            return False
+        return True
 
     def _next(self) -> bool:
         """The kind of this step, and the trial's bookkeeping."""
@@ -86,12 +165,32 @@ class Runner:
         self._trial = False
         self._since = 1
 
-    def _run(self, parallel: bool, name: str, args: tuple) -> None:
-        if not parallel or self.threads == self._cores:
-            self._fns[parallel][name](*args)
+    def _run(self, parallel: bool, args: tuple) -> None:
+        if not parallel:
+            n = args[1].shape[0]
+            self._serial(args[0], 0, n, *args[1:])
+            return
+        assert self._parallel is not None
+        if self.threads == self._cores:
+            self._parallel(*args)
             return
         numba.set_num_threads(self.threads)  # numba's setting is per thread: put it back after
         try:
-            self._fns[parallel][name](*args)
+            self._parallel(*args)
         finally:
             numba.set_num_threads(self._cores)
+
+    @property
+    def compiling(self) -> Compiling | None:
+        """The parallel entry point's background compilation (None: none was started)."""
+        return self._compiling
+
+    @property
+    def watching(self) -> bool:
+        """Whether the steps choose their kind (``threads=None``, from :data:`TUNE_MIN`)."""
+        return self._watch
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Waits for the parallel entry point's background compilation, if one runs; whether
+        none runs any more."""
+        return self._compiling is None or self._compiling.wait(timeout)
