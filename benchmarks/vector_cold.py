@@ -53,13 +53,15 @@ t_reset = time.perf_counter()
 draw = Draw(0)
 obs, r, term, trunc, info = env.step(draw(info["action_mask"]))
 t_first, cpu_first = time.perf_counter(), time.process_time()
-worst, worst_at, k, chosen_at = 0.0, 0, 0, None
+worst, worst_at, k, chosen_at, slow = 0.0, 0, 0, None, []
 while k < SPEC["steps"] or (chosen_at is None and time.perf_counter() - t_first < SPEC["cap"]):
     acts = draw(info["action_mask"])
     s = time.perf_counter()
     obs, r, term, trunc, info = env.step(acts)
     took = time.perf_counter() - s
     k += 1
+    if took > 0.02:
+        slow.append((k, round(took * 1e3, 1)))
     if took > worst:
         worst, worst_at = took, k
     if chosen_at is None and env.unwrapped.parallel is not None:
@@ -72,6 +74,7 @@ print(json.dumps({
     "chosen_at": chosen_at, "parallel": env.unwrapped.parallel,
     "stepping_s": round(time.perf_counter() - t_first, 2),
     "background_compile_s": getattr(env.unwrapped._run.compiling, "seconds", None),
+    "slow_steps": slow[:20],
 }))
 """
 
@@ -142,7 +145,8 @@ def vector_cold(
         ``make_s``, ``reset_s``, ``step1_s``, and the process's CPU seconds to then,
         ``first_step_cpu_s`` (less sensitive to a busy machine); ``worst_later_step_s`` and its step ``worst_at``
         among ``later_steps``; ``chosen_at``, the step after which the serial/parallel choice was
-        made (None: not within ``cap`` s), and that choice, ``parallel``;
+        made (None: not within ``cap`` s), and that choice, ``parallel``; ``slow_steps``, the
+        first 20 later steps over 20 ms, (step, ms);
         ``background_compile_s``, the parallel entry point's compilation on its own thread; or
         ``error``.
     """

@@ -1,8 +1,8 @@
 """The compiled batch step: one numba call advances every sub-env of a vector env.
 
-The work of one sub-env is written once (:func:`_one`), over a game's kernel functions bound as
-globals by :func:`mc_envs._numba.instantiate` (:class:`Bindings`), and lifted over the batch by
-:func:`_range`, a loop over a range of sub-envs: the serial entry point. The parallel one
+The work of one sub-env is written once, in :func:`_range`'s loop over a range of sub-envs, over
+a game's kernel functions bound as globals by :func:`mc_envs._numba.instantiate` (:class:`Bindings`):
+the serial entry point. The parallel one
 (:func:`_chunks`) runs that same compiled loop on chunks of the batch, one per thread
 (``prange``, which numba runs on every core). One entry point does the three operations
 (:data:`STEP`, :data:`RESET`, :data:`REFRESH`): each is compiled once, on its first call, and a
@@ -59,8 +59,7 @@ class Config(NamedTuple):
     template: np.ndarray  # [L]: the state a reset starts from when use_template
     use_template: bool  # False: the caller has written the new states before the call
     illegal_reward: float  # the reward of an illegal action
-    opponent: int  # NO_OPPONENT or RANDOM_OPPONENT
-    agent_player: int  # the agent's side against the opponent
+    agent_player: int  # the agent's side against the opponent (an entry point's OPPONENT)
 
 
 class Outputs(NamedTuple):
@@ -132,132 +131,94 @@ TWO_PLAYER = False
 
 
 # -- the templates (compiled per game; plain Python until bound) ----------------------------------
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _unmark(i, b):
-    # masks[i] is True exactly at legal[i, :n_legal[i]] (all True when there are none): clearing
-    # those keeps a row of Morpion's 20,480 actions from being cleared whole at every step.
-    # Called before anything writes legal[i].
-    n = b.n_legal[i]
-    if n == 0:
-        for j in range(b.masks.shape[1]):
-            b.masks[i, j] = False
-    for j in range(n):
-        b.masks[i, b.legal[i, j]] = False
-
-
-def _refresh(i, b):  # pragma: no cover (compiled)
-    # after _unmark(i, b): every derived buffer of sub-env i from its state
-    s, legal, mask = b.states[i], b.legal[i], b.masks[i]
-    n = k_legal(s, b.ws[i], legal)
-    b.n_legal[i] = n
-    if n == 0:  # the game is over: every action marked, as the single env's info["action_mask"]
-        for j in range(mask.shape[0]):
-            mask[j] = True
-    for j in range(n):
-        mask[legal[j]] = True
-    k_observe(s, b.obs[i])
-    b.players[i] = k_player(s)
-    b.scores[i] = k_score(s)
-    return n
-
-
-def _opponent_move(i, b):  # pragma: no cover (compiled)
-    s, ws, legal = b.states[i], b.ws[i], b.legal[i]
-    n = k_legal(s, ws, legal)
-    if n > 0:
-        k_play(s, legal[rng_below(b.opp_rng[i], n)], ws)
-
-
-def _begin_reset(i, b, c):  # pragma: no cover (compiled)
-    # after _unmark(i, b): the new state (the template's, or the caller's) and opponent seed
-    if c.use_template:
-        s, t = b.states[i], c.template
-        for j in range(t.shape[0]):  # a loop: a slice assignment compiles numba's shape check
-            s[j] = t[j]
-    if c.opponent == RANDOM_OPPONENT:
-        rng = b.opp_rng[i]
-        rng[0] = np.uint64(b.seeds[i, b.seed_next[i]])
-        b.seed_next[i] += 1
-        rng[0] = rng_next(rng)  # mc_envs.rng.rng_state of that seed
-
-
-def _refused(i, action, b, c):  # pragma: no cover (compiled)
-    # an illegal action (or a step after the end): the state, observation and mask stay
-    over = b.n_legal[i] == 0
-    if not over and b.masks[i, action]:
-        return False
-    b.rewards[i] = 0.0 if over else c.illegal_reward
-    b.terminated[i] = True
-    b.illegal[i] = True
-    b.autoreset[i] = True
-    return True
-
-
-def _one(op, i, action, b, c):  # pragma: no cover (compiled)
-    # One sub-env's STEP (or the reset that an autoreset makes of it), RESET or REFRESH, written
-    # so that each part of the work appears once in the compiled code.
-    resetting = op == RESET or (op == STEP and b.autoreset[i])
-    stepping = op == STEP and not resetting
-    if stepping and _refused(i, action, b, c):
-        return
-    mover, before = b.players[i], b.scores[i]
-    _unmark(i, b)
-    if resetting:
-        _begin_reset(i, b, c)
-    elif stepping:
-        k_play(b.states[i], action, b.ws[i])
-    if c.opponent == RANDOM_OPPONENT and (stepping or (resetting and c.agent_player == 1)):
-        _opponent_move(i, b)
-    over = _refresh(i, b) == 0
-    if resetting:
-        b.rewards[i] = 0.0
-        b.terminated[i] = b.illegal[i] = b.autoreset[i] = False
-    elif stepping:
-        if TWO_PLAYER:
-            result = k_returns(b.states[i]) if over else 0.0
-            b.rewards[i] = result if mover == 0 else -result
-        else:
-            b.rewards[i] = b.scores[i] - before
-        b.terminated[i] = b.autoreset[i] = over
-        b.illegal[i] = False
+OPPONENT = NO_OPPONENT  # bound per instance: the opponent's code is compiled only where it plays
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _copy(src, dst, start, stop):
     # src[start:stop] into dst: a loop from 0 over views, so that numba knows its index is not
     # negative (no wraparound test, and the loop vectorizes); a slice assignment would copy src
-    # to a temporary first.
+    # to a temporary first, and compiles numba's shape-mismatch message (1.4 s, once a process).
     s, d = src[start:stop], dst[start:stop]
     for k in range(s.shape[0]):
         d[k] = s[k]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _write_outputs(lo, hi, b, out):
+def _write_outputs(lo, hi, legal, n_legal, masks, obs, out_masks, out_obs):
     # rows lo..hi of the arrays step returns: the masks copied, or, from SCATTER_FROM actions,
     # each row cleared and set at its legal actions (no read of the internal row); the obs copied
-    a = out.masks.shape[1]
+    a = out_masks.shape[1]
     if a >= SCATTER_FROM:
         for i in range(lo, hi):
-            out.masks[i, :] = b.n_legal[i] == 0
-            for j in range(b.n_legal[i]):
-                out.masks[i, b.legal[i, j]] = True
+            out_masks[i, :] = n_legal[i] == 0
+            for j in range(n_legal[i]):
+                out_masks[i, legal[i, j]] = True
     else:  # the rows are contiguous: copied as one run of bytes
-        _copy(b.masks.reshape(b.masks.size), out.masks.reshape(out.masks.size), lo * a, hi * a)
-    w = b.obs.size // b.obs.shape[0]
-    _copy(b.obs.reshape(b.obs.size), out.obs.reshape(out.obs.size), lo * w, hi * w)
+        _copy(masks.reshape(masks.size), out_masks.reshape(out_masks.size), lo * a, hi * a)
+    w = obs.size // obs.shape[0]
+    _copy(obs.reshape(obs.size), out_obs.reshape(out_obs.size), lo * w, hi * w)
 
 
 def _range(op, lo, hi, actions, where, b, c, out):  # pragma: no cover (compiled)
-    # The serial entry point, and each chunk of the parallel one: sub-envs lo..hi. RESET touches
-    # those of `where` only; STEP reads `actions` and writes `out`.
+    # The serial entry point, and each chunk of the parallel one: op for sub-envs lo..hi (RESET:
+    # those of `where`; STEP: with `actions`, writing `out`), each part of the work written once.
+    # One kernel, not per-sub-env helpers: numba's inlining copies each helper's IR (0.6 s more
+    # compilation at Connect Four), and a helper reading the buffers from their NamedTuple at
+    # each sub-env reference-counts every array there (steps 6x slower).
+    states, ws, legal, n_legal, masks = b.states, b.ws, b.legal, b.n_legal, b.masks
+    players, scores, rewards = b.players, b.scores, b.rewards
+    terminated, illegal, autoreset = b.terminated, b.illegal, b.autoreset
     for i in range(lo, hi):
-        if op != RESET or where[i]:
-            _one(op, i, actions[i], b, c)
+        if op == RESET and not where[i]:
+            continue
+        resetting = op == RESET or (op == STEP and autoreset[i])
+        stepping = op == STEP and not resetting
+        action, n, mover, before = actions[i], n_legal[i], players[i], scores[i]
+        if stepping and (n == 0 or not masks[i, action]):  # state, observation and mask stay
+            rewards[i] = c.illegal_reward if n > 0 else 0.0
+            terminated[i] = illegal[i] = autoreset[i] = True
+            continue
+        # masks[i] is True exactly at legal[i, :n] (all True when n = 0): clearing those keeps
+        # a row of Morpion's 20,480 actions from being cleared whole at every step
+        for j in range(masks.shape[1] if n == 0 else 0):
+            masks[i, j] = False
+        for j in range(n):
+            masks[i, legal[i, j]] = False
+        s, w, moves = states[i], ws[i], legal[i]
+        if resetting and c.use_template:  # else the caller has written the new state
+            for j in range(s.shape[0]):
+                s[j] = c.template[j]
+        if resetting and OPPONENT == RANDOM_OPPONENT:
+            rng = b.opp_rng[i]
+            rng[0] = np.uint64(b.seeds[i, b.seed_next[i]])
+            b.seed_next[i] += 1
+            rng[0] = rng_next(rng)  # mc_envs.rng.rng_state of that seed
+        if stepping:
+            k_play(s, action, w)
+        if OPPONENT == RANDOM_OPPONENT and (stepping or (resetting and c.agent_player == 1)):
+            m = k_legal(s, w, moves)
+            if m > 0:
+                k_play(s, moves[rng_below(b.opp_rng[i], m)], w)
+        n = n_legal[i] = k_legal(s, w, moves)
+        for j in range(masks.shape[1] if n == 0 else 0):  # over: every action marked, as the
+            masks[i, j] = True  # single env's info["action_mask"]
+        for j in range(n):
+            masks[i, moves[j]] = True
+        k_observe(s, b.obs[i])
+        players[i], scores[i] = k_player(s), k_score(s)
+        if stepping and TWO_PLAYER:
+            result = k_returns(s) if n == 0 else 0.0
+            rewards[i] = result if mover == 0 else -result
+        elif stepping:
+            rewards[i] = scores[i] - before
+        elif resetting:
+            rewards[i] = 0.0
+        if stepping or resetting:
+            terminated[i] = autoreset[i] = stepping and n == 0
+            illegal[i] = False
     if op == STEP and out.copy:
-        _write_outputs(lo, hi, b, out)
+        _write_outputs(lo, hi, legal, n_legal, masks, b.obs, out.masks, out.obs)
 
 
 def _chunks(op, actions, where, b, c, out):  # pragma: no cover (compiled)
@@ -270,13 +231,14 @@ def _chunks(op, actions, where, b, c, out):  # pragma: no cover (compiled)
 
 
 Entry = Callable[..., None]
-_serial: dict[str, Entry] = {}
-_parallel: dict[str, Entry] = {}
+_serial: dict[tuple[str, int], Entry] = {}
+_parallel: dict[tuple[str, int], Entry] = {}
 
 
-def serial_entry(kernel: Kernel) -> Entry:
-    """The serial entry point of ``kernel``'s batch: ``entry(op, 0, n, actions, where, buffers,
-    config, out)`` does ``op`` for sub-envs 0..n (the module docstring), built once per kernel.
+def serial_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> Entry:
+    """The serial entry point of ``kernel``'s batch with ``opponent`` (:data:`NO_OPPONENT` or
+    :data:`RANDOM_OPPONENT`): ``entry(op, 0, n, actions, where, buffers, config, out)`` does
+    ``op`` for sub-envs 0..n, built once per kernel and opponent.
 
     ``op`` is :data:`STEP` (each sub-env steps with ``actions[i]``, or resets where
     ``buffers.autoreset``, and the outputs are written to ``out``), :data:`RESET` (the sub-envs
@@ -287,22 +249,21 @@ def serial_entry(kernel: Kernel) -> Entry:
     Raises:
         ValueError: the kernel has no ``observe`` function (a game that cannot run compiled).
     """
-    if kernel.name not in _serial:
+    key = (kernel.name, opponent)
+    if key not in _serial:
+        name = kernel.name + ("_opponent" if opponent == RANDOM_OPPONENT else "")
         bound = bindings(kernel)._asdict()
-        parts = {f.__name__: instantiate(f, kernel.name, inline=True, **bound) for f in _PARTS}
-        one = instantiate(_one, kernel.name, inline=True, **bound, **parts)
-        _serial[kernel.name] = instantiate(_range, kernel.name, _one=one)
-    return _serial[kernel.name]
+        _serial[key] = instantiate(_range, name, OPPONENT=opponent, **bound)
+    return _serial[key]
 
 
-_PARTS = (_refresh, _opponent_move, _begin_reset, _refused)
-
-
-def parallel_entry(kernel: Kernel) -> Entry:
+def parallel_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> Entry:
     """The parallel entry point of ``kernel``'s batch: ``entry(op, actions, where, buffers,
     config, out)``, the serial entry point's work over all n sub-envs in chunks, on numba's
     threads."""
-    if kernel.name not in _parallel:
-        ranges = serial_entry(kernel)
-        _parallel[kernel.name] = instantiate(_chunks, kernel.name, parallel=True, _range=ranges)
-    return _parallel[kernel.name]
+    key = (kernel.name, opponent)
+    if key not in _parallel:
+        name = kernel.name + ("_opponent" if opponent == RANDOM_OPPONENT else "")
+        ranges = serial_entry(kernel, opponent)
+        _parallel[key] = instantiate(_chunks, name, parallel=True, _range=ranges)
+    return _parallel[key]

@@ -107,7 +107,7 @@ class PlanningVectorEnv(VectorEnv):
         self._opponent = opponent_kind(proto)
         self._agent_player = int(getattr(proto, "agent_player", 0))
         kernel = proto.kernel
-        self._run = Runner(kernel, n, threads)
+        self._run = Runner(kernel, n, threads, self._opponent)
         self._two_player = kernel.player is not None
         start = proto._start_state()
         self._use_template = start is not None
@@ -144,7 +144,7 @@ class PlanningVectorEnv(VectorEnv):
 
     def _config(self, template: bool) -> Config:
         reward = float(self.proto.illegal_reward)
-        return Config(self._template, template, reward, self._opponent, self._agent_player)
+        return Config(self._template, template, reward, self._agent_player)
 
     @property
     def parallel(self) -> bool | None:

@@ -4,41 +4,71 @@ compilation of the parallel entry point in the background (:class:`Compiling`)."
 from __future__ import annotations
 
 import os
+import pickle
 import statistics
+import subprocess
+import sys
 import threading
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numba
 
 from mc_envs.kernel import Kernel
-from mc_envs.vector.compiled import STEP, Buffers, Config, Outputs, parallel_entry, serial_entry
+from mc_envs.vector.compiled import (
+    NO_OPPONENT,
+    STEP,
+    Buffers,
+    Config,
+    Outputs,
+    parallel_entry,
+    serial_entry,
+)
 
 TUNE_MIN = 64  # fewer sub-envs than this never pay for a parallel launch
 RUN, SETTLE = 8, 3  # steps of one kind in a row while timing; the first SETTLE of them not counted
 WATCH, WATCH_MAX = 400, 6400  # steps of the kept kind between two trials (doubled when kept)
 
 
-class Compiling:
-    """One entry point compiled (or loaded from the cache) on a thread of its own, for the
-    argument types of one call, while the caller goes on without it.
+# A child that compiles an entry point into the on-disk cache: (kernel, opponent, signature) on stdin.
+_CHILD = """
+import pickle, sys
+sys.path.insert(0, sys.argv[1])
+from mc_envs.vector.compiled import parallel_entry
+kernel, opponent, signature = pickle.loads(sys.stdin.buffer.read())
+parallel_entry(kernel, opponent).compile(signature)
+"""
+_ROOT = str(Path(__file__).resolve().parents[2])  # where the child imports mc_envs from
 
-    The thread holds numba's compiler lock while it compiles: a fork then would leave the child a
-    lock that no thread releases, so a fork waits for it (:func:`os.register_at_fork`). It is not
-    a daemon thread: a process that ends meanwhile waits for it, and the cache keeps its work.
+
+class Compiling:
+    """The parallel entry point of a kernel compiled for the argument types of one call, while
+    the caller goes on stepping without it.
+
+    A child process compiles it into numba's on-disk cache, then a thread of this process loads
+    it from there (a fraction of a second, on that thread). A thread that compiled it here would
+    hold the interpreter's lock through numba's typing passes, and the caller's steps, which need
+    that lock between their compiled calls, waited for it (steps of 300 ms on a busy 2-core
+    machine). Where the child cannot help (no writable cache, an error), the thread compiles it.
+    Not a daemon thread: a process that ends meanwhile waits for it. The thread holds numba's
+    compiler lock while it loads or compiles: a fork then would leave the child a lock that no
+    thread releases, so a fork waits for the thread (:func:`os.register_at_fork`).
     """
 
     _running: set[Compiling] = set()
     _hooked = False
 
-    def __init__(self, entry: Any, args: tuple) -> None:
+    def __init__(self, entry: Any, args: tuple, kernel: Kernel, opponent: int) -> None:
         self.error: BaseException | None = None
-        self.seconds: float | None = None  # from the start to the end of the compilation
+        self.seconds: float | None = None  # from the start to the entry point's being ready
+        self.in_child = False  # whether the child compiled it (else this process did)
         self._done = threading.Event()
         signature = tuple(numba.typeof(a) for a in args)
+        recipe = pickle.dumps((kernel, opponent, signature))
         self._thread = threading.Thread(
-            target=self._compile, args=(entry, signature), name="mc-envs-vector-compile"
+            target=self._compile, args=(entry, signature, recipe), name="mc-envs-vector-compile"
         )
         if not Compiling._hooked:
             os.register_at_fork(before=Compiling.wait_all)
@@ -46,10 +76,11 @@ class Compiling:
         Compiling._running.add(self)
         self._thread.start()
 
-    def _compile(self, entry: Any, signature: tuple) -> None:
+    def _compile(self, entry: Any, signature: tuple, recipe: bytes) -> None:
         start = time.perf_counter()
         try:
-            entry.compile(signature)
+            self.in_child = _compile_in_child(recipe)
+            entry.compile(signature)  # loaded from the cache when the child compiled it
         except BaseException as e:  # noqa: BLE001 - reported by the caller's next call
             self.error = e
         finally:
@@ -73,11 +104,27 @@ class Compiling:
             job.wait()
 
 
+def _compile_in_child(recipe: bytes) -> bool:
+    """Runs the compiling child (:data:`_CHILD`) on ``recipe``; whether it succeeded."""
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", _CHILD, _ROOT],
+            input=recipe,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+    except OSError:
+        return False
+    return child.returncode == 0
+
+
 class Runner:
     """Calls a game's compiled batch entry points
     (:func:`~mc_envs.vector.compiled.serial_entry`, :func:`~mc_envs.vector.compiled.parallel_entry`)
     serially or in parallel.
 
+    ``opponent`` is the entry points' (:func:`~mc_envs.vector.compiled.serial_entry`).
     ``threads=1`` is serial, ``threads=k`` parallel on ``k`` threads (at most numba's), and
     ``threads=None`` lets the steps decide. Then, from :data:`TUNE_MIN` sub-envs, the steps run
     serially while the parallel entry point compiles in the background (:class:`Compiling`,
@@ -95,13 +142,16 @@ class Runner:
     trial ends).
     """
 
-    def __init__(self, kernel: Kernel, n: int, threads: int | None) -> None:
+    def __init__(
+        self, kernel: Kernel, n: int, threads: int | None, opponent: int = NO_OPPONENT
+    ) -> None:
         self._cores = cores = numba.config.NUMBA_NUM_THREADS
         can = cores > 1 and threads != 1
         self.threads = min(threads or cores, cores)
         self.parallel: bool | None = False
-        self._serial = serial_entry(kernel)
-        self._parallel = parallel_entry(kernel) if can else None
+        self._kernel, self._opponent = kernel, opponent
+        self._serial = serial_entry(kernel, opponent)
+        self._parallel = parallel_entry(kernel, opponent) if can else None
         self._watch = can and threads is None and n >= TUNE_MIN
         if can:
             self.parallel = None if self._watch else threads is not None
@@ -124,7 +174,7 @@ class Runner:
             parallel = self._next()
         self._run(parallel, args)
         if self._watch and self._compiling is None:
-            self._compiling = Compiling(self._parallel, args)
+            self._compiling = Compiling(self._parallel, args, self._kernel, self._opponent)
 
     def _ready(self) -> bool:
         """Whether the parallel entry point is compiled: the trials may begin."""
