@@ -13,13 +13,21 @@ with every layer of compiled calls, whose code LLVM optimizes again in each call
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import prange
 
 from mc_envs._numba import instantiate, njit
-from mc_envs.kernel import Kernel
+from mc_envs.kernel import (
+    Kernel,
+    LegalFn,
+    ObserveFn,
+    PlayerFn,
+    PlayFn,
+    StateFn,
+    TruncatedFn,
+)
 from mc_envs.rng import rng_below, rng_next
 
 NO_OPPONENT, RANDOM_OPPONENT = 0, 1
@@ -47,6 +55,8 @@ class Buffers(NamedTuple):
     opp_rng: np.ndarray  # [N, 1] uint64: the random opponent's generator (:mod:`mc_envs.rng`)
     seeds: np.ndarray  # [N, K] int64: the opponent seeds the next resets take
     seed_next: np.ndarray  # [N] int64: the index in seeds[i] of the next one
+    cut: np.ndarray  # [N] bool: the step stopped the game at its move cap (Kernel.truncated):
+    # truncated, not terminated, reward 0
 
 
 # What a state decides: recomputed from the states by REFRESH, carried by a clone_state.
@@ -74,13 +84,7 @@ class Outputs(NamedTuple):
 
 # -- the kernel-binding table --------------------------------------------------------------------
 # The game's functions the templates call, by the global names the templates use (the names of
-# mc_envs.agents.ops's table). Signatures (state: the game's 1-D state array, ws: its workspace):
-LegalFn = Callable[[np.ndarray, np.ndarray, np.ndarray], int]  # (state, ws, out) -> n
-PlayFn = Callable[[np.ndarray, int, np.ndarray], float]  # (state, action, ws) -> reward
-ScoreFn = Callable[[np.ndarray], float]  # (state) -> cumulative score
-ObserveFn = Callable[[np.ndarray, np.ndarray], None]  # (state, out) writes the observation
-PlayerFn = Callable[[np.ndarray], int]  # (state) -> 0 or 1, the player to move
-ReturnsFn = Callable[[np.ndarray], float]  # (state) -> +1, -1, 0 for player 0, at the end
+# mc_envs.agents.ops's table), typed by mc_envs.kernel's aliases.
 
 
 class Bindings(NamedTuple):
@@ -88,10 +92,11 @@ class Bindings(NamedTuple):
 
     k_legal: LegalFn
     k_play: PlayFn
-    k_score: ScoreFn
+    k_score: StateFn
     k_observe: ObserveFn
     k_player: PlayerFn  # one-player games: always 0
-    k_returns: ReturnsFn  # one-player games: always 0.0
+    k_returns: StateFn  # one-player games: always 0.0
+    k_truncated: TruncatedFn  # games without a move cap: always False
     TWO_PLAYER: bool  # rewards from k_returns at the end (else from the score's change)
 
 
@@ -105,28 +110,39 @@ def _no_returns(state: np.ndarray) -> float:
     return 0.0
 
 
-def bindings(kernel: Kernel) -> Bindings:
-    """The table of ``kernel``'s functions, with the one-player defaults.
+@njit(cache=True, nogil=True)
+def _never_cut(state: np.ndarray) -> bool:
+    return False
 
-    Raises:
-        ValueError: the kernel has no ``observe`` function (a game that cannot run compiled).
-    """
-    if kernel.observe is None:
-        raise ValueError(f"kernel {kernel.name!r} has no observe function to batch")
+
+def bindings(kernel: Kernel) -> Bindings:
+    """The table of ``kernel``'s functions, with the defaults of one-player games and of games
+    without a move cap."""
     two = kernel.player is not None
     return Bindings(
         k_legal=kernel.legal,
         k_play=kernel.play,
         k_score=kernel.score,
         k_observe=kernel.observe,
-        k_player=kernel.player if two else _first_player,
-        k_returns=kernel.returns if two else _no_returns,
+        k_player=kernel.player or _first_player,
+        k_returns=kernel.returns if two and kernel.returns is not None else _no_returns,
+        k_truncated=kernel.truncated or _never_cut,
         TWO_PLAYER=two,
     )
 
 
+def _unbound(*args: Any) -> Any:
+    raise NotImplementedError("a template's kernel function: bound per game by instantiate")
+
+
 # The names of Bindings, bound per game by instantiate; these keep the module importable.
-k_legal = k_play = k_score = k_observe = k_player = k_returns = None
+k_legal: LegalFn = _unbound
+k_play: PlayFn = _unbound
+k_score: StateFn = _unbound
+k_observe: ObserveFn = _unbound
+k_player: PlayerFn = _unbound
+k_returns: StateFn = _unbound
+k_truncated: TruncatedFn = _unbound
 TWO_PLAYER = False
 
 
@@ -160,15 +176,15 @@ def _write_outputs(lo, hi, legal, n_legal, masks, obs, out_masks, out_obs):
     _copy(obs.reshape(obs.size), out_obs.reshape(out_obs.size), lo * w, hi * w)
 
 
+# One kernel, not per-sub-env helpers: numba's inlining copies each helper's IR (0.6 s more
+# compilation at Connect Four), and a helper reading the buffers from their NamedTuple at each
+# sub-env reference-counts every array there (steps 6x slower).
 def _range(op, lo, hi, actions, where, b, c, out):  # pragma: no cover (compiled)
     # The serial entry point, and each chunk of the parallel one: op for sub-envs lo..hi (RESET:
     # those of `where`; STEP: with `actions`, writing `out`), each part of the work written once.
-    # One kernel, not per-sub-env helpers: numba's inlining copies each helper's IR (0.6 s more
-    # compilation at Connect Four), and a helper reading the buffers from their NamedTuple at
-    # each sub-env reference-counts every array there (steps 6x slower).
     states, ws, legal, n_legal, masks = b.states, b.ws, b.legal, b.n_legal, b.masks
     players, scores, rewards = b.players, b.scores, b.rewards
-    terminated, illegal, autoreset = b.terminated, b.illegal, b.autoreset
+    terminated, illegal, autoreset, cut = b.terminated, b.illegal, b.autoreset, b.cut
     for i in range(lo, hi):
         if op == RESET and not where[i]:
             continue
@@ -178,6 +194,7 @@ def _range(op, lo, hi, actions, where, b, c, out):  # pragma: no cover (compiled
         if stepping and (n == 0 or not masks[i, action]):  # state, observation and mask stay
             rewards[i] = c.illegal_reward if n > 0 else 0.0
             terminated[i] = illegal[i] = autoreset[i] = True
+            cut[i] = False
             continue
         # masks[i] is True exactly at legal[i, :n] (all True when n = 0): clearing those keeps
         # a row of Morpion's 20,480 actions from being cleared whole at every step
@@ -207,15 +224,17 @@ def _range(op, lo, hi, actions, where, b, c, out):  # pragma: no cover (compiled
             masks[i, moves[j]] = True
         k_observe(s, b.obs[i])
         players[i], scores[i] = k_player(s), k_score(s)
+        ended = stepping and n == 0
+        stop = ended and k_truncated(s)  # at the move cap: truncated
         if stepping and TWO_PLAYER:
-            result = k_returns(s) if n == 0 else 0.0
+            result = k_returns(s) if ended and not stop else 0.0
             rewards[i] = result if mover == 0 else -result
         elif stepping:
             rewards[i] = scores[i] - before
         elif resetting:
             rewards[i] = 0.0
         if stepping or resetting:
-            terminated[i] = autoreset[i] = stepping and n == 0
+            terminated[i], autoreset[i], cut[i] = ended and not stop, ended, stop
             illegal[i] = False
     if op == STEP and out.copy:
         _write_outputs(lo, hi, legal, n_legal, masks, b.obs, out.masks, out.obs)

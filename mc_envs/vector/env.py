@@ -6,11 +6,13 @@ import sys
 from typing import Any, cast
 
 import numpy as np
+from gymnasium.spaces import Discrete
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
+from mc_envs.kernel import CAP_INFO
 from mc_envs.state import frozen_copy
 from mc_envs.vector.args import opponent_kind, reset_mask, step_limit, unbound
 from mc_envs.vector.compiled import (
@@ -154,15 +156,15 @@ class PlanningVectorEnv(VectorEnv):
     # -- random starts ------------------------------------------------------------------------------
 
     @property
-    def np_random_seed(self) -> tuple[int, ...]:
+    def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]  # one per sub-env
         """Each sub-env's seed, as SyncVectorEnv's: ``(seed, seed + 1, ...)`` after
         ``reset(seed=seed)``, the seeds of a list as given (a ``None`` keeps that sub-env's), and
         for a generator never seeded the random entropy it was made from (drawn now, as
         ``Env.np_random_seed``)."""
         return tuple(self._seed_of(i) for i in range(self.num_envs))
 
-    @property
-    def np_random(self) -> tuple[np.random.Generator, ...]:
+    @property  # type: ignore[misc]  # read-only, as SyncVectorEnv's
+    def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
         """Each sub-env's ``np_random`` (what draws its random starts and opponent seeds)."""
         return tuple(self._rng(i) for i in range(self.num_envs))
 
@@ -171,9 +173,11 @@ class PlanningVectorEnv(VectorEnv):
         return cast(int, self._seeds[i])  # set by _rng
 
     def _rng(self, i: int) -> np.random.Generator:
-        if self._rngs[i] is None:
-            self._rngs[i], self._seeds[i] = seeding.np_random(self._seeds[i])
-        return self._rngs[i]
+        rng = self._rngs[i]
+        if rng is None:
+            rng, self._seeds[i] = seeding.np_random(self._seeds[i])
+            self._rngs[i] = rng
+        return rng
 
     def _draw_starts(self, where: np.ndarray, options: dict | None) -> None:
         """Writes a new start into each sub-env of ``where`` from its own ``np_random``."""
@@ -203,9 +207,13 @@ class PlanningVectorEnv(VectorEnv):
         ``seed + i``, a list gives one seed (or None) per sub-env.
         """
         n = self.num_envs
-        seeds = [None] * n if seed is None else seed
+        seeds: list[int | None]
         if isinstance(seed, int | np.integer) and not isinstance(seed, bool):
             seeds = [int(seed) + i for i in range(n)]
+        elif seed is None:
+            seeds = [None] * n
+        else:
+            seeds = list(cast(list, seed))
         if len(seeds) != n:
             raise ValueError(f"reset: {len(seeds)} seeds for num_envs={n}")
         options = dict(options) if options else None
@@ -217,8 +225,9 @@ class PlanningVectorEnv(VectorEnv):
             self._buffers.seed_next >= SEED_BLOCK
         )  # opponent seeds to draw: none left, or reseeded
         for i in np.flatnonzero(where):
-            if seeds[i] is not None:
-                self._rngs[i], self._seeds[i] = seeding.np_random(int(seeds[i]))
+            chosen = seeds[i]
+            if chosen is not None:
+                self._rngs[i], self._seeds[i] = seeding.np_random(int(chosen))
                 spent[i] = True
         template = self._use_template and options is None
         if not template:
@@ -270,7 +279,10 @@ class PlanningVectorEnv(VectorEnv):
             if spent.any():
                 self._draw_seeds(spent)
         info = self._info(masks, acts if b.illegal.any() else None)
-        return obs, b.rewards.copy(), b.terminated.copy(), self._truncated.copy(), info
+        if b.cut.any():  # the game's move cap (Kernel.truncated), as the single env's info
+            info[CAP_INFO], info["_" + CAP_INFO] = b.cut.copy(), b.cut.copy()
+        truncated = self._truncated | b.cut
+        return obs, b.rewards.copy(), b.terminated.copy(), truncated, info
 
     def _count_steps(self, resetting: np.ndarray, limit: int) -> None:
         """``max_episode_steps`` as Gymnasium's TimeLimit on each sub-env: truncated once an
@@ -282,7 +294,7 @@ class PlanningVectorEnv(VectorEnv):
         np.logical_or(self._buffers.autoreset, truncated, out=self._buffers.autoreset)
 
     def _checked(self, actions: Any, autoreset: np.ndarray) -> np.ndarray:
-        n, size = self.num_envs, int(self.single_action_space.n)
+        n, size = self.num_envs, int(cast(Discrete, self.single_action_space).n)
         acts = np.asarray(actions)
         if acts.shape != (n,):
             raise IllegalActionError(
@@ -463,6 +475,7 @@ def new_buffers(proto: PlanningEnv, n: int) -> Buffers:
         opp_rng=np.zeros((n, 1), np.uint64),
         seeds=np.zeros((n, SEED_BLOCK), np.int64),
         seed_next=np.full(n, SEED_BLOCK, np.int64),
+        cut=np.zeros(n, np.bool_),
     )
 
 

@@ -272,7 +272,8 @@ class SB3VecEnv(VecEnv):
         """
         where = self._indices(indices)
         if method_name == "action_masks" and not method_args and not method_kwargs:
-            return self.vector_env.action_masks()[where]
+            masks = self.vector_env.action_masks()[where]  # one array: np.stack reads it whole
+            return masks  # type: ignore[return-value]
         return [self._attr(method_name, i)(*method_args, **method_kwargs) for i in where]
 
     def env_is_wrapped(

@@ -145,7 +145,7 @@ class Runner:
     def __init__(
         self, kernel: Kernel, n: int, threads: int | None, opponent: int = NO_OPPONENT
     ) -> None:
-        self._cores = cores = numba.config.NUMBA_NUM_THREADS
+        self._cores = cores = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
         can = cores > 1 and threads != 1
         self.threads = min(threads or cores, cores)
         self.parallel: bool | None = False
