@@ -60,6 +60,23 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _check_guides(prior: Any, form: str, evaluator: Any, batch_size: int) -> None:
+    """Raises TypeError or ValueError for a PUCT's prior, form, evaluator and batch size that do
+    not go together."""
+    if evaluator is not None and not callable(evaluator):
+        raise TypeError(
+            f"evaluator must be a callable (observations, masks) -> (priors, values), got {evaluator!r}"
+        )
+    if evaluator is not None and prior is not None:
+        raise ValueError("give PUCT a prior or an evaluator (which supplies the priors), not both")
+    if int(batch_size) < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
+    if prior is not None and not callable(prior):
+        raise TypeError(f"prior must be None or a callable env -> probabilities, got {prior!r}")
+
+
 class PUCT(TreeAgent):
     """Predictor + UCT: tree search with a move prior.
 
@@ -110,23 +127,10 @@ class PUCT(TreeAgent):
         batch_size: int = 8,
         value_scale: float | None = None,
     ) -> None:
-        if evaluator is not None and not callable(evaluator):
-            raise TypeError(
-                f"evaluator must be a callable (observations, masks) -> (priors, values), got {evaluator!r}"
-            )
-        if evaluator is not None and prior is not None:
-            raise ValueError(
-                "give PUCT a prior or an evaluator (which supplies the priors), not both"
-            )
-        if int(batch_size) < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        _check_guides(prior, form, evaluator, batch_size)
         self.evaluator = evaluator
         self.batch_size = int(batch_size)
         self.value_scale = value_scale
-        if form not in FORMS:
-            raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
-        if prior is not None and not callable(prior):
-            raise TypeError(f"prior must be None or a callable env -> probabilities, got {prior!r}")
         self.prior = prior
         self.form = form
         self.fpu = float(fpu)
@@ -244,24 +248,27 @@ class PUCT(TreeAgent):
             vector_env,
             simulations=simulations,
             evaluator=self.evaluator,
-            config=BatchConfig(
-                rule=self.rule,
-                c=self.c,
-                fpu=self.fpu,
-                use_max=self.backup == "max",
-                dirichlet_alpha=self.dirichlet_alpha,
-                dirichlet_eps=self.dirichlet_eps,
-                noise_seed=(self.seed, self._searches),
-                value_scale=self.value_scale,
-                max_tree_bytes=self.max_tree_bytes,
-                gumbel=gumbel,
-            ),
+            config=self._batch_config(gumbel),
             prior=prior,
             policy=self.policy if isinstance(self.policy, str) else None,
             rng=self._rng,
         )
         self._searches += 1
         return result
+
+    def _batch_config(self, gumbel: int | None) -> BatchConfig:
+        return BatchConfig(
+            rule=self.rule,
+            c=self.c,
+            fpu=self.fpu,
+            use_max=self.backup == "max",
+            dirichlet_alpha=self.dirichlet_alpha,
+            dirichlet_eps=self.dirichlet_eps,
+            noise_seed=(self.seed, self._searches),
+            value_scale=self.value_scale,
+            max_tree_bytes=self.max_tree_bytes,
+            gumbel=gumbel,
+        )
 
     def act_batch(self, vector_env: Any) -> np.ndarray:
         """The move to play in each of the M sub-envs of a compiled vector env: ``[M]`` int64,

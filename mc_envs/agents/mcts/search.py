@@ -87,11 +87,7 @@ class Scratch(NamedTuple):
 
 def _tree_search(g, t, scratch, policy, rng, sh):
     """Runs iterations from ``g.states[0]`` (the root node ``t.used[ROOT]``) until told to stop;
-    returns ENDED, OUT_OF_ROOM or CHUNK_DONE.
-
-    A compiled kernel over 60 lines: the descent is its hot loop, and a helper would have to be
-    instantiated per game and rule too.
-    """
+    returns ENDED, OUT_OF_ROOM or CHUNK_DONE."""
     states, ws, control = g.states, g.ws, sh.control
     moves, path, s = scratch.moves, scratch.path, scratch.settings
     two_player = s.two_player

@@ -48,7 +48,10 @@ MAX_REUSED_NODES = 4_000_000
 
 
 class TreeAgent(ParallelAgent):
-    """What UCT and PUCT share: budgets, the tree and its reuse, the two search paths, results."""
+    """What UCT and PUCT share: budgets, the tree and its reuse, the two search paths, results.
+
+    Its constructor takes :class:`UCT`'s arguments, with UCT's defaults.
+    """
 
     name = "tree"
     rule = "ucb1"  # the selection rule (mc_envs.agents.mcts.selection.RULES)
@@ -57,15 +60,15 @@ class TreeAgent(ParallelAgent):
     def __init__(
         self,
         *,
-        iterations: int | None,
-        time_limit: float | None,
-        c: float,
-        seed: int,
-        policy: str | Callable | None,
-        backup: str,
-        reuse: bool,
-        compiled: bool,
-        max_tree_bytes: int,
+        iterations: int | None = None,
+        time_limit: float | None = None,
+        c: float = math.sqrt(2.0),
+        seed: int = 0,
+        policy: str | Callable | None = None,
+        backup: str = "mean",
+        reuse: bool = True,
+        compiled: bool = True,
+        max_tree_bytes: int = MAX_TREE_BYTES,
         workers: int = 1,
         backend: str = "local",
         address: str | None = None,
@@ -343,37 +346,6 @@ class UCT(TreeAgent):
     """
 
     name = "uct"
-
-    def __init__(
-        self,
-        *,
-        iterations: int | None = None,
-        time_limit: float | None = None,
-        c: float = math.sqrt(2.0),
-        seed: int = 0,
-        policy: str | Callable | None = None,
-        backup: str = "mean",
-        reuse: bool = True,
-        compiled: bool = True,
-        max_tree_bytes: int = MAX_TREE_BYTES,
-        workers: int = 1,
-        backend: str = "local",
-        address: str | None = None,
-    ) -> None:
-        super().__init__(
-            iterations=iterations,
-            time_limit=time_limit,
-            c=c,
-            seed=seed,
-            policy=policy,
-            backup=backup,
-            reuse=reuse,
-            compiled=compiled,
-            max_tree_bytes=max_tree_bytes,
-            workers=workers,
-            backend=backend,
-            address=address,
-        )
 
 
 class _Path(NamedTuple):
