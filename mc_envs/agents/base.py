@@ -172,14 +172,15 @@ class Budget:
         )
         return control
 
-    def keywords(self) -> dict[str, Any]:
-        """The budget as ``search``'s keyword arguments (what a worker's task is given)."""
-        return {
-            "time_limit": self.time,
-            "playouts": self.playouts,
-            "iterations": self.iterations,
-            "callback": self.callback,
-        }
+    def counts(self, parts: int = 1, index: int = 0) -> dict[str, int]:
+        """Share ``index`` of ``parts`` of the counted budgets (playouts, iterations), as
+        ``search``'s keyword arguments: the whole split as evenly as it goes, each share at least
+        1; the budgets not set are left out (root parallelism gives one share to each worker)."""
+        shares = {}
+        for key, total in (("playouts", self.playouts), ("iterations", self.iterations)):
+            if total is not None:
+                shares[key] = max(total // parts + (1 if index < total % parts else 0), 1)
+        return shares
 
 
 class Agent(Protocol):

@@ -205,12 +205,6 @@ def run_root(
     return runs, best_score, best_actions
 
 
-def _split(total: int | None, parts: int, index: int) -> int | None:
-    if total is None:
-        return None
-    return max(total // parts + (1 if index < total % parts else 0), 1)
-
-
 def root_search(agent: Any, env: Any, budget: Budget, **saving: Any) -> SearchResult:
     """Root-parallel search: ``agent.workers`` independent seeded searches, the best kept.
 
@@ -233,14 +227,9 @@ def root_search(agent: Any, env: Any, budget: Budget, **saving: Any) -> SearchRe
     start = time.perf_counter()
     n = int(agent.workers)
     base = env.unwrapped
-    playouts, iterations = budget.playouts, budget.iterations
     batch = []
     for i, clone in enumerate(worker_agents(agent)):
-        share: dict[str, Any] = {}
-        if playouts is not None:
-            share["playouts"] = _split(playouts, n, i)
-        if iterations is not None:
-            share["iterations"] = _split(iterations, n, i)
+        share: dict[str, Any] = dict(budget.counts(n, i))
         if saving.get("checkpoint") is not None:
             path = f"{saving['checkpoint']}.w{i}"
             resume = bool(saving.get("resume")) and Path(path).exists()
@@ -272,7 +261,7 @@ def root_search(agent: Any, env: Any, budget: Budget, **saving: Any) -> SearchRe
     return SearchResult(
         score=float(score) if score > NEG_INF else float("-inf"),
         actions=list(actions),
-        playouts=rounds.playouts(playouts is not None),
+        playouts=rounds.playouts(budget.playouts is not None),
         seconds=time.perf_counter() - rounds.start,
         iterations=sum(r["iterations"] for r in ordered),
         stopped=stopped,
