@@ -160,11 +160,11 @@ def test_the_automatic_choice_is_tried_again_and_follows_the_faster_kind(monkeyp
 
     class Compiling:  # the parallel entry point's compilation, done when the test says so
         error = None
-
-        def __init__(self, *args) -> None:
-            pass
-
         done = property(lambda self: compiled.is_set())
+
+        @classmethod
+        def start(cls, *args):
+            return cls()
 
     monkeypatch.setattr(threads, "Compiling", Compiling)
     monkeypatch.setattr(threads.time, "perf_counter", now)
@@ -209,6 +209,9 @@ def test_no_step_compiles_once_the_first_has_returned() -> None:
     entries = {False: run._serial, True: run._parallel}
     counts = {k: len(e.signatures) for k, e in entries.items()}
     assert counts == {False: 1, True: 1}  # one specialization each
+    again = gym.make_vec("mc_envs/ConnectFour-v0", num_envs=64).unwrapped
+    again.reset(seed=1)
+    assert again._run.compiling is run.compiling  # one compilation for every env of the game
     rng = np.random.default_rng(0)
     while run.parallel is None:
         obs, _, _, _, info = env.step((rng.random((64, 7)) * info["action_mask"]).argmax(1))

@@ -59,13 +59,25 @@ class Compiling:
 
     _running: set[Compiling] = set()
     _hooked = False
+    _jobs: dict[tuple, Compiling] = {}  # one per entry point and signature in a process
+    _one_child = threading.Lock()  # one compiling child at a time
 
-    def __init__(self, entry: Any, args: tuple, kernel: Kernel, opponent: int) -> None:
+    @classmethod
+    def start(cls, entry: Any, args: tuple, kernel: Kernel, opponent: int) -> Compiling:
+        """The compilation of ``entry`` for the types of ``args``: started now, or the one this
+        process already has (every vector env of a game shares it)."""
+        signature = tuple(numba.typeof(a) for a in args)
+        key = (kernel.name, opponent, signature)
+        job = cls._jobs.get(key)
+        if job is None:
+            job = cls._jobs[key] = cls(entry, signature, kernel, opponent)
+        return job
+
+    def __init__(self, entry: Any, signature: tuple, kernel: Kernel, opponent: int) -> None:
         self.error: BaseException | None = None
         self.seconds: float | None = None  # from the start to the entry point's being ready
         self.in_child = False  # whether the child compiled it (else this process did)
         self._done = threading.Event()
-        signature = tuple(numba.typeof(a) for a in args)
         recipe = pickle.dumps((kernel, opponent, signature))
         self._thread = threading.Thread(
             target=self._compile, args=(entry, signature, recipe), name="mc-envs-vector-compile"
@@ -79,7 +91,9 @@ class Compiling:
     def _compile(self, entry: Any, signature: tuple, recipe: bytes) -> None:
         start = time.perf_counter()
         try:
-            self.in_child = _compile_in_child(recipe)
+            if signature not in entry.overloads:  # (threads=k compiled it here already)
+                with Compiling._one_child:
+                    self.in_child = _compile_in_child(recipe)
             entry.compile(signature)  # loaded from the cache when the child compiled it
         except BaseException as e:  # noqa: BLE001 - reported by the caller's next call
             self.error = e
@@ -174,7 +188,7 @@ class Runner:
             parallel = self._next()
         self._run(parallel, args)
         if self._watch and self._compiling is None:
-            self._compiling = Compiling(self._parallel, args, self._kernel, self._opponent)
+            self._compiling = Compiling.start(self._parallel, args, self._kernel, self._opponent)
 
     def _ready(self) -> bool:
         """Whether the parallel entry point is compiled: the trials may begin."""
