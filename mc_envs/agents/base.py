@@ -203,6 +203,10 @@ class Searcher:
     """The public ``search`` of every agent: its budget keywords, written once, become one
     :class:`Budget` handed to :meth:`dispatch`."""
 
+    #: One search in this process, ``run_search(env, budget, **options)``: each agent declares
+    #: the options it takes (NMCS's ``checkpoint`` ...); any other is a TypeError.
+    run_search: Callable[..., SearchResult]
+
     def search(
         self,
         env: Any,
@@ -229,10 +233,6 @@ class Searcher:
         """Runs the search where it runs: here, in this process (parallel agents override it)."""
         return self.run_search(env, budget, **options)
 
-    def run_search(self, env: Any, budget: Budget, **options: Any) -> SearchResult:
-        """One search in this process."""
-        raise NotImplementedError
-
 
 class Best:
     """The best complete sequence found so far, shared between a search and its runner."""
@@ -258,7 +258,7 @@ def supervise(
     best: Best,
     budget: Budget,
     report_every: float = 0.5,
-) -> tuple[str, float]:
+) -> tuple[StopReason | None, float]:
     """Runs ``work()`` in a thread under the budget's time limit and callback, and Ctrl-C.
 
     The callback is called once the search has a first result, and at the end if the search
@@ -269,7 +269,7 @@ def supervise(
 
     Returns:
         (why it stopped, seconds). ``why`` is :class:`StopReason` ``TIME``, ``CALLBACK`` or
-        ``INTERRUPT`` when the runner stopped it; otherwise ``""`` and the search says why.
+        ``INTERRUPT`` when the runner stopped it; otherwise None and the search says why.
     """
     time_limit, callback = budget.time, budget.callback
     failure: list[BaseException] = []
@@ -287,7 +287,7 @@ def supervise(
 
     start = time.perf_counter()
     thread = threading.Thread(target=target, name="mc-envs-search", daemon=True)
-    why = ""
+    why: StopReason | None = None
     last_report, last_version = start, -1
     thread.start()
     try:

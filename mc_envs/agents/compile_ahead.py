@@ -159,8 +159,9 @@ def stand_in(agent: Any, env: Any, entries: list[Any]) -> StandIn | None:
 
 def _feed(child: subprocess.Popen, payload: bytes) -> None:
     try:
-        child.stdin.write(payload)
-        child.stdin.close()
+        if child.stdin is not None:  # always: the child is started with a pipe for it
+            child.stdin.write(payload)
+            child.stdin.close()
     except OSError:
         pass  # it died at once: poll() says so, and the search stays generic
 

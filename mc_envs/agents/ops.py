@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import types
 from collections import namedtuple
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 
+from mc_envs import kernel as kn
 from mc_envs._numba import instantiate, njit
 from mc_envs.agents.common import count_playout, record
 from mc_envs.core import Kernel, random_policy
@@ -124,10 +125,19 @@ def compute_prior(states: Any, i: int, actions: np.ndarray, n: int, out: np.ndar
 
 
 # -- compiled binding: states is a 2-D array, one game state per row ------------------------------
-# The k_* names are bound per kernel by instantiate; defaults keep the module importable.
+# The k_* names are bound per kernel by instantiate; these placeholders (None) keep the module
+# importable and type the templates' calls.
 
-k_legal = k_play = k_playout = k_score = k_player = k_returns = k_code = None
-k_legal_codes = k_select = k_prior = k_bias = None
+k_legal = cast(kn.LegalFn, None)
+k_play = cast(kn.PlayFn, None)
+k_playout = cast(kn.PlayoutFn, None)
+k_score = k_returns = cast(kn.StateFn, None)
+k_player = cast(kn.PlayerFn, None)
+k_code = cast(kn.CodeFn, None)
+k_legal_codes = cast(kn.LegalCodesFn, None)
+k_select = cast(kn.SelectFn, None)
+k_prior = cast(kn.PriorFn, None)
+k_bias = cast(kn.BiasFn, None)
 
 
 def _copy_state(states, dst, src):
@@ -231,7 +241,7 @@ def compiled_ops(kernel: Kernel) -> dict[str, Any]:
     """
     ops = _compiled_ops.get(kernel.name)
     if ops is None:
-        bind = {
+        bind: dict[str, Any] = {  # numba functions
             "k_legal": kernel.legal,
             "k_play": kernel.play,
             "k_playout": kernel.playout,

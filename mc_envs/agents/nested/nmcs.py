@@ -345,7 +345,11 @@ class _Program:
         self.fast = agent.compiled and kernel is not None and not callable(agent.policy)
         max_moves, max_actions = runner.max_moves, int(base.action_space.n)
         slots = agent.level + 2
-        if self.fast and kernel.policies.get(agent.policy or base.default_policy) is None:
+        if (
+            self.fast
+            and kernel is not None
+            and kernel.policies.get(agent.policy or base.default_policy) is None
+        ):
             names = sorted(kernel.policies)
             raise ValueError(f"{base.game} has no playout policy {agent.policy!r}; it has {names}")
         self.bind(self.fast)

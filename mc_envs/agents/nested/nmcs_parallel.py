@@ -109,7 +109,8 @@ def moves_search(agent: Any, env: Any, budget: Budget) -> SearchResult:
     rounds = Rounds(pool, time_limit, budget.callback, start=start, env=base)
     timed = time_limit is not None and playouts is None and iterations is None
     fallback = ""
-    best_score, best_actions = NEG_INF, []  # over every task, in task order
+    best_score = NEG_INF
+    best_actions: list[int] = []  # over every task, in task order
     runs = 0
     why = ""
     try:

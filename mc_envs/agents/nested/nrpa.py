@@ -18,6 +18,7 @@ agent and its program for the :class:`~mc_envs.agents.runner.Runner` (budgets, c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -251,7 +252,7 @@ class Program:
             self.fn, self.adapt_fn = PLAIN if plain else GENERIC
         self.fast = fast
 
-    def _warm(self, base: Any, seq: tuple[int, ...]) -> None:
+    def _warm(self, base: Any, seq: Sequence[int]) -> None:
         """Starts the first run from ``seq``: the top level's best, its policy adapted once."""
         snapshot = base.clone_state()
         try:

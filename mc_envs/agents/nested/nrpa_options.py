@@ -38,7 +38,7 @@ class Variants:
     stabilize: int = 1
     repeats: int = 0
     codes: str = "game"
-    warm_start: tuple[int, ...] | None = None
+    warm_start: Sequence[int] | None = None  # kept as a tuple of ints
 
     def __post_init__(self) -> None:
         if not (isinstance(self.tau, (int, float)) and math.isfinite(self.tau) and self.tau > 0):

@@ -250,8 +250,12 @@ def race_search(
     names = entrants(agent, env)
     base = env.unwrapped
     heats = agent.heats
-    tmp = None if checkpoint is not None else tempfile.TemporaryDirectory(prefix="mc-envs-race-")
-    root = Path(checkpoint) if checkpoint is not None else Path(tmp.name) / "race"
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if checkpoint is not None:
+        root = Path(checkpoint)
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="mc-envs-race-")
+        root = Path(tmp.name) / "race"
     state = RaceState(names, heats, root if checkpoint is not None else None)
     if resume:
         if checkpoint is None:
@@ -267,12 +271,12 @@ def race_search(
     try:
         while state.heat < heats and not rounds.why:
             h = state.heat
-            if time_limit is not None and state.reserve is None:
-                left = max(time_limit - (time.perf_counter() - start), 0.0)
-                state.reserve = left - left / (heats - h)
-                state.save()
             seconds = None
             if time_limit is not None:
+                if state.reserve is None:
+                    left = max(time_limit - (time.perf_counter() - start), 0.0)
+                    state.reserve = left - left / (heats - h)
+                    state.save()
                 seconds = max(time_limit - (time.perf_counter() - start) - state.reserve, 0.0)
             share = None if playouts is None else playouts // heats + (h < playouts % heats)
             prefix = f"{root}.h{h}" if h else str(root)
@@ -357,11 +361,11 @@ class Heat:
             ranked = sorted(state.probes, key=lambda i: (-state.probes[i], i))
             state.finalists = ranked[: self.workers]
             state.save()
-        if not rounds.why:
+        if not rounds.why and state.finalists is not None:
             final: dict[str, Any] = {}
             if seconds is not None:
                 final["time_limit"] = max(seconds - (time.perf_counter() - start), 0.0)
-            if each is not None:
+            if each is not None and playouts is not None:
                 rest = max(playouts - each * n, 0)
                 k = len(state.finalists)
                 shares = [each + rest // k + (1 if j < rest % k else 0) for j in range(k)]

@@ -193,7 +193,7 @@ def run_root(
     Returns:
         Their runs (iterations), and the better of ``best_score``/``best_actions`` and theirs.
     """
-    batch = [
+    batch: list[tuple[Any, dict]] = [
         (solo(agent, seed=worker_seed(agent.seed, rounds.tasks + i)), {})
         for i in range(agent.workers)
     ]

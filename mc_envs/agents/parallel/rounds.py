@@ -109,9 +109,10 @@ class CallerThread:
         messages = []
         while not self.messages.empty():
             messages.append(self.messages.get())
-        if self.thread is None or self.thread.is_alive():
+        index = self.index
+        if self.thread is None or self.thread.is_alive() or index is None:
             return messages, {}
-        index, result = self.index, self.result or {}
+        result = self.result or {}
         self.thread, self.index = None, None
         if "error" in result:
             raise RuntimeError(f"a search in the calling process failed:\n{result['error']}")
@@ -159,7 +160,8 @@ class Rounds:
         self.spare = 0  # playouts of copies that were overtaken, and of late tasks
         self.tasks = 0
         self.batches = 0
-        self.shown_score, self.shown_actions = NEG_INF, []
+        self.shown_score = NEG_INF
+        self.shown_actions: list[int] = []
         self.improved = False
         self.heard = False  # a worker has reported: the pool is warm
         self.log: list[dict] = []  # where and how long each task with a result ran
@@ -190,9 +192,9 @@ class Rounds:
             self.helper.stop()
 
     def _budgets(self, budgets: dict) -> dict:
-        if self.time_limit is None:
-            return budgets
         left = self.remaining()
+        if left is None:  # no time limit
+            return budgets
         if left == 0.0:
             self.end(StopReason.TIME)  # the tasks not yet started return at once
         left = min(left, budgets.get("time_limit", left))  # a task's own share stays its own
@@ -337,6 +339,8 @@ class Rounds:
         now: float,
     ) -> None:
         """Starts the caller on the first task that waits too long for a worker, if any."""
+        if self.helper is None:
+            return
         patience = PATIENCE if self.heard else 0.0
         for index, (task, budgets) in tasks.items():
             if index in results or index in copied or budgets.get("checkpoint") is not None:
