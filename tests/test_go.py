@@ -300,6 +300,7 @@ def test_clone_restore_replays_200_random_moves_exactly() -> None:
         ("player", lambda d, sec: d.__setitem__(layout.PLAYER, 2), "player"),
         ("over", lambda d, sec: d.__setitem__(layout.OVER, 1), "over"),
         ("ring", lambda d, sec: d.__setitem__(sec[8], 1), "bits"),
+        ("atari", lambda d, sec: d.__setitem__(sec[6] + sec[0], 1 << 12), "atari marks"),
     ],
 )
 def test_corrupted_states_are_refused_naming_the_field(field, change, message) -> None:

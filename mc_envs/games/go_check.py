@@ -126,6 +126,23 @@ def _chains(data: np.ndarray, size: int, sec: tuple[int, ...]) -> int:
     return h  # keys and the empty hash are below 2**63: so is their xor
 
 
+def _atari(data: np.ndarray, sec: tuple[int, ...]) -> None:
+    """Checks the ATARI marks: exactly the stones of the chains in atari (after :func:`_chains`)."""
+    p, w, t, head, nxt, stones, libs, *_ = sec
+    board = data[layout.BOARD : layout.BOARD + p]
+    want = np.zeros(w, dtype=np.uint64)
+    for pt in np.flatnonzero((board == layout.BLACK) | (board == layout.WHITE)).tolist():
+        if layout.in_atari(int(data[libs + data[head + pt]])):
+            want[pt >> 6] |= np.uint64(1) << np.uint64(pt & 63)
+    marks = data[libs + p : libs + p + w]
+    wrong = np.flatnonzero(marks != want.view(np.int64))
+    if len(wrong):
+        i = int(wrong[0])
+        raise _fail(
+            "atari marks", libs + p + i, marks[i], f"expected {int(want.view(np.int64)[i])}"
+        )
+
+
 def _bits(board: np.ndarray, colour: int, w: int) -> np.ndarray:
     words = np.zeros(w, dtype=np.uint64)
     for pt in np.flatnonzero(board == colour):
@@ -192,6 +209,7 @@ def check_state(data: np.ndarray, config: tuple = (9, 7.5, None, 8)) -> None:
     s = data[: layout.HEADER].tolist()
     _header(s, size, komi2, max_moves, history)
     h = _chains(data, size, sec)
+    _atari(data, sec)
     if s[layout.HASH] != h:
         raise _fail("hash", layout.HASH, s[layout.HASH], f"expected {h} from the board")
     _rings(data, s, size, sec)

@@ -18,12 +18,17 @@ representative keeps their count, the sum of their points and the sum of their s
 one word (:func:`lib_term`). The chain is captured when the count is 0 and in atari (one real
 liberty) when every pseudo-liberty is the same point: ``count * squares == sum ** 2`` (Cauchy-
 Schwarz; the liberty is then ``sum / count``). Merges add the words, captures give liberties back.
+``ATARI`` marks every stone of a chain in atari, repainted along the chain when that changes, so
+that the legal points are found with word operations: an empty point is not a suicide exactly when
+a neighbour is empty, or a stone of the mover's not in atari, or an opponent's in atari.
 
 Superko: the Zobrist hash of the position (stones only, not the player to move) of every position
 so far is kept in an open-addressing table. A move at ``p`` can only recreate an earlier position
 if a stone of the mover's colour once stood at ``p`` and was captured since (it must have left
 ``p`` and only captures remove stones), so the hash of a candidate is computed and looked up only
-where ``CAPTURED`` has that bit: most legality tests never touch the table.
+where ``CAPTURED`` has that bit; and the opponent's stone just played at ``q`` stands on a point
+that was empty a move ago, so unless the opponent once lost a stone on ``q`` an earlier position
+can only come back by a move that captures it: most positions never touch the table.
 
 State layout (one flat int64 array; copying it is a complete snapshot)::
 
@@ -48,13 +53,15 @@ State layout (one flat int64 array; copying it is a complete snapshot)::
     NEXT + p               the next stone of the stone's chain (a cycle); 0 where none (P)
     STONES + h             at a representative h: the chain's stones; 0 elsewhere     (P)
     LIBS + h               at a representative h: its pseudo-liberties, packed; 0 elsewhere (P)
+    ATARI + w              bit p of words w = 0..W-1: the stone at p is of a chain in atari  (W)
     CAPTURED + c * W + w   bit p of words w = 0..W-1: a stone of colour c was captured at p
     RING + (t % H) * 2W    the board after move t, for the last H moves (t = MOVES - H + 1 ..
                            MOVES): Black's bits (W words, bit p), then White's (W words)
     TABLE + i              the hashes of every position so far (T slots, 0 = free; linear probing)
 
 with ``P = S * S``, ``W = ceil(P / 64)``, ``H = HISTORY`` and ``T`` the smallest power of two of
-at least ``1.5 * (MAX_MOVES + 1)``; :func:`offsets` gives the sections.
+at least ``2 * (MAX_MOVES + 1)`` (at most half full: a lookup mostly reads one slot);
+:func:`offsets` gives the sections.
 """
 
 from __future__ import annotations
@@ -145,15 +152,15 @@ def _srl(x, k):
 
 def offsets(size: int, max_moves: int, history: int) -> tuple[int, ...]:
     """The sections of a state: ``(P, W, T, HEAD, NEXT, STONES, LIBS, CAPTURED, RING, TABLE,
-    LENGTH)`` for that board size, move limit and history."""
+    LENGTH)`` for that board size, move limit and history (``ATARI`` is ``LIBS + P``)."""
     s = size + 2
     p = s * s
     w = (p + 63) // 64
     t = 1
-    while 2 * t < 3 * (max_moves + 1):
+    while t < 2 * (max_moves + 1):
         t *= 2
     head = HEADER + p
-    captured = head + 4 * p
+    captured = head + 4 * p + w  # after ATARI = LIBS + P
     ring = captured + 2 * w
     table = ring + 2 * w * history
     return (p, w, t, head, head + p, head + 2 * p, head + 3 * p, captured, ring, table, table + t)
@@ -165,7 +172,7 @@ def _sections(state):
     p = s * s
     w = (p + 63) >> 6
     head = HEADER + p
-    captured = head + 4 * p
+    captured = head + 4 * p + w  # after ATARI = LIBS + P
     ring = captured + 2 * w
     table = ring + 2 * w * state[HISTORY]
     return p, w, head, captured, ring, table
@@ -183,6 +190,12 @@ def in_atari(libs):
     count = libs & _COUNT_MASK
     total = (libs >> LIB_COUNT_BITS) & _SUM_MASK
     return count > 0 and count * (libs >> _SQUARES_SHIFT) == total * total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def atari_point(libs):
+    """The one liberty of a chain in atari whose packed pseudo-liberties are ``libs``."""
+    return ((libs >> LIB_COUNT_BITS) & _SUM_MASK) // (libs & _COUNT_MASK)
 
 
 @njit(cache=True, nogil=True, inline="always")

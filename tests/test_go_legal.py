@@ -1,0 +1,67 @@
+"""Go's legal moves (mc_envs/games/go_legal.py) against the rules read plainly, on random games:
+suicide read from the atari marks, superko looked up only where a repetition is possible."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+
+import mc_envs  # noqa: F401
+from mc_envs.games import go_text
+from mc_envs.games.go_check import check_state
+
+
+def _reference_legal(board: np.ndarray, colour: int, seen: set[bytes]) -> list[int]:
+    """The legal points by the rules read plainly: a copy of the board with the stone played,
+    the opponent's chains without a liberty removed, then the mover's must have one, and the
+    board must be new."""
+    n = board.shape[0]
+
+    def chain(b: np.ndarray, r: int, c: int) -> tuple[set, bool]:
+        todo, seen_, free = [(r, c)], {(r, c)}, False
+        while todo:
+            y, x = todo.pop()
+            for v, u in ((y - 1, x), (y + 1, x), (y, x - 1), (y, x + 1)):
+                if 0 <= v < n and 0 <= u < n:
+                    free |= b[v, u] == 0
+                    if b[v, u] == b[r, c] and (v, u) not in seen_:
+                        seen_.add((v, u))
+                        todo.append((v, u))
+        return seen_, free
+
+    out = []
+    for a in np.flatnonzero(board.ravel() == 0).tolist():
+        b = board.copy()
+        r, c = divmod(a, n)
+        b[r, c] = colour + 1
+        for v, u in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+            if 0 <= v < n and 0 <= u < n and b[v, u] == 2 - colour:
+                stones, free = chain(b, v, u)
+                if not free:
+                    for y, x in stones:
+                        b[y, x] = 0
+        if chain(b, r, c)[1] and b.tobytes() not in seen:
+            out.append(a)
+    return out
+
+
+def test_the_legal_moves_of_random_games_are_the_rules_read_plainly() -> None:
+    # Superko is looked up only where the last move allows a repetition, and suicide is read
+    # from the atari marks: both against a plain reading of the rules, every state checked.
+    env = gym.make("mc_envs/Go-v0", size=7, illegal_action="raise").unwrapped
+    rng = np.random.default_rng(3)
+    repeats = 0
+    for game in range(6):
+        env.reset(seed=game)
+        seen = {env.board.tobytes()}
+        while len(env.legal_actions()):
+            ours = env.legal_actions()[:-1].tolist()  # the pass last
+            plain = _reference_legal(env.board, env.current_player, seen)
+            assert ours == plain, (game, go_text.format_board(env.state_view))
+            repeats += len(np.flatnonzero(env.board.ravel() == 0)) - len(plain)
+            legal = np.array(ours + [49])
+            moves = legal[legal != 49] if len(legal) > 1 and rng.random() > 0.03 else legal
+            env.step(int(rng.choice(moves)))
+            seen.add(env.board.tobytes())
+            check_state(np.array(env.state_view), env._config)
+    assert repeats > 0
