@@ -16,7 +16,7 @@ import tempfile
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -105,8 +105,16 @@ def _configure() -> None:
 _configure()
 
 import numba  # noqa: E402
+import numba.extending  # noqa: E402
 
 njit = numba.njit
+
+
+def intrinsic(typing: Callable[..., Any]) -> Callable[..., Any]:
+    """numba's ``intrinsic`` (LLVM code inlined into compiled callers), typed as compiled code
+    calls it: with its arguments alone (numba's stubs type the call as ``typing``'s, whose first
+    parameter is the typing context)."""
+    return cast(Callable[..., Any], numba.extending.intrinsic(typing))
 
 
 def instantiate(

@@ -68,9 +68,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba.core import cgutils, types
-from numba.extending import intrinsic
 
-from mc_envs._numba import njit
+from mc_envs._numba import intrinsic, njit
 from mc_envs.games.two_player import MOVES as MOVES
 from mc_envs.games.two_player import OVER as OVER
 from mc_envs.games.two_player import PLAYER as PLAYER

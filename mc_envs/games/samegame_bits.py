@@ -21,15 +21,11 @@ Boards taller than :data:`MAX_ROWS` rows or with more than :data:`MAX_COLORS` co
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, cast
-
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic
 
-from mc_envs._numba import njit
+from mc_envs._numba import intrinsic, njit
 from mc_envs.games import samegame as sg
 from mc_envs.rng import rng_below
 
@@ -48,7 +44,7 @@ _64 = np.uint64(64)
 
 
 @intrinsic
-def _popcount_ir(typingctx, x):
+def _popcount(typingctx, x):
     """The number of set bits of an unsigned word (LLVM ``ctpop``)."""
     if not isinstance(x, types.Integer):
         return None
@@ -60,7 +56,7 @@ def _popcount_ir(typingctx, x):
 
 
 @intrinsic
-def _clz_ir(typingctx, x):
+def _clz(typingctx, x):
     """The number of leading zero bits of an unsigned word; the word's width for 0 (``ctlz``)."""
     if not isinstance(x, types.Integer):
         return None
@@ -72,7 +68,7 @@ def _clz_ir(typingctx, x):
 
 
 @intrinsic
-def _ctz_ir(typingctx, x):
+def _ctz(typingctx, x):
     """The number of trailing zero bits of an unsigned word; the word's width for 0 (``cttz``)."""
     if not isinstance(x, types.Integer):
         return None
@@ -81,13 +77,6 @@ def _ctz_ir(typingctx, x):
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
 
     return x(x), codegen
-
-
-# Compiled code calls an intrinsic with its arguments alone; numba's stubs type the call as its
-# typing function's (typingctx first) returning nothing.
-_popcount = cast(Callable[[Any], Any], _popcount_ir)
-_clz = cast(Callable[[Any], Any], _clz_ir)
-_ctz = cast(Callable[[Any], Any], _ctz_ir)
 
 
 @njit(cache=True, nogil=True)
