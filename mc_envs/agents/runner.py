@@ -54,7 +54,11 @@ class Program(Protocol):
     algo: str
     params: dict[str, Any]
     fast: bool
-    ahead: Any
+
+    @property
+    def ahead(self) -> Any:
+        """The agent a child process searches (see above); an attribute or a property."""
+        ...
 
     def entries(self) -> list[Any]:
         """The compiled path's numba dispatchers (what a cold cache lacks)."""

@@ -268,9 +268,10 @@ class TreeAgent(ParallelAgent):
     def act(self, env: Any) -> int:
         """The move to play: the most visited (two-player) or the first of the best sequence (puzzles)."""
         result = self.search(env)
-        if result.extra["two_player"] or not result.actions:
-            i = int(np.argmax(result.root_visits))
-            return int(result.root_actions[i])
+        visits, actions = result.root_visits, result.root_actions
+        by_visits = result.extra["two_player"] or not result.actions
+        if by_visits and visits is not None and actions is not None:
+            return int(actions[int(np.argmax(visits))])
         return int(result.actions[0])
 
     # -- tree reuse -----------------------------------------------------------------------------
@@ -293,7 +294,7 @@ class TreeAgent(ParallelAgent):
             and self._tree_key == key
             and tree.size < MAX_REUSED_NODES
         ):
-            if fast:
+            if fast and kernel is not None:
                 ws = kernel.workspace(current)
                 out = np.zeros(max_actions, dtype=np.int64)
 
