@@ -26,8 +26,8 @@ import mc_envs  # noqa: E402, F401
 from benchmarks.reporting import provenance  # noqa: E402
 from mc_envs.agents import UCT  # noqa: E402
 from mc_envs.agents.alphazero import Model, alphazero_agent  # noqa: E402
+from mc_envs.cli.two_player import play_game, wilson_interval  # noqa: E402
 from mc_envs.records import write_atomic  # noqa: E402
-from mc_envs.two_player_cli import play_game, wilson_interval  # noqa: E402
 
 DEFAULT_MODEL = "data/connect4_alphazero.npz"
 

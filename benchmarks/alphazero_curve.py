@@ -38,7 +38,7 @@ def scorer(env_id: str, games: int, uct: int, sims: int, positions: bool = False
 
     from mc_envs.agents import UCT
     from mc_envs.agents.alphazero import alphazero_agent
-    from mc_envs.two_player_cli import play_game, wilson_interval
+    from mc_envs.cli.two_player import play_game, wilson_interval
 
     env = gym.make(env_id).unwrapped
     solved = solved_positions() if positions else []

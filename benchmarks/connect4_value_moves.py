@@ -32,8 +32,8 @@ import mc_envs  # noqa: E402, F401
 from benchmarks.reporting import provenance  # noqa: E402
 from mc_envs.agents import UCT  # noqa: E402
 from mc_envs.agents.alphazero import SHIPPED, Model, alphazero_agent, init_model  # noqa: E402
+from mc_envs.cli.two_player import wilson_interval  # noqa: E402
 from mc_envs.records import write_atomic  # noqa: E402
-from mc_envs.two_player_cli import wilson_interval  # noqa: E402
 
 ENV_ID = "mc_envs/ConnectFour-v0"
 POSITIONS = Path(__file__).resolve().parent / "data" / "connect4_positions.json"

@@ -11,7 +11,7 @@ import gymnasium as gym
 import mc_envs  # noqa: F401
 from mc_envs.agents import RandomAgent
 from mc_envs.agents.alphazero import alphazero_agent, train
-from mc_envs.two_player_cli import play_game
+from mc_envs.cli.two_player import play_game
 
 
 def main() -> None:

@@ -268,7 +268,8 @@ def test_a_checkpoint_with_several_workers_keeps_one_file_per_root_worker(tmp_pa
 def test_nrpa_races_the_games_policies_with_a_budget_else_takes_its_portfolio():
     import gymnasium as gym
 
-    from mc_envs.cli import _make_agent, build_parser
+    from mc_envs.cli import build_parser
+    from mc_envs.cli.solve import make_agent
 
     env = gym.make("mc_envs/SameGame-v0", position=1)
     base = ["solve", "samegame", "--algo", "nrpa", "--out", "x.json"]
@@ -280,7 +281,7 @@ def test_nrpa_races_the_games_policies_with_a_budget_else_takes_its_portfolio():
         (["--workers", "2", "--parallel", "distributed"], None),
     ]
     for flags, policy in cases:
-        agent = _make_agent(build_parser().parse_args([*base, *flags]), env)
+        agent = make_agent(build_parser().parse_args([*base, *flags]), env)
         assert agent.policy == policy and agent.params["policy"] == policy, flags
     races = [
         (["--workers", "2", "--time", "60"], "race"),  # a budget: the game's race
@@ -290,7 +291,7 @@ def test_nrpa_races_the_games_policies_with_a_budget_else_takes_its_portfolio():
         (["--workers", "2", "--time", "60", "--parallel", "root"], "root"),
     ]
     for flags, scheme in races:
-        agent = _make_agent(build_parser().parse_args([*base, *flags]), env)
+        agent = make_agent(build_parser().parse_args([*base, *flags]), env)
         assert agent.parallel == scheme, flags
 
 

@@ -19,9 +19,9 @@ import pytest
 import mc_envs  # noqa: F401
 from mc_envs import morpion_records
 from mc_envs.cli import build_parser, main
-from mc_envs.cli_input import UsageError
-from mc_envs.cli_nrpa import record_actions
-from mc_envs.cli_records import catalogue, position_text, record_file
+from mc_envs.cli.input import UsageError
+from mc_envs.cli.nrpa import record_actions
+from mc_envs.cli.records import catalogue, position_text, record_file
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy")

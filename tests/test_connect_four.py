@@ -9,8 +9,8 @@ from gymnasium.utils.env_checker import check_env
 
 import mc_envs
 from mc_envs.agents import UCT, RandomAgent
+from mc_envs.cli.two_player import play_game
 from mc_envs.games import connect_four as c4
-from mc_envs.two_player_cli import play_game
 
 
 def make(**kwargs):

@@ -64,7 +64,7 @@ def test_an_unknown_opponent_is_refused_naming_the_known_ones() -> None:
 
 def test_two_player_names() -> None:
     assert names(players=2) == ["tictactoe", "connect4", "go"]
-    from mc_envs.two_player_cli import game_id
+    from mc_envs.cli.two_player import game_id
 
     assert game_id("ttt") == "mc_envs/TicTacToe-v0"
     with pytest.raises(ValueError, match="not a two-player game"):

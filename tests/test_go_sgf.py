@@ -16,9 +16,9 @@ from sgfmill import sgf
 
 from mc_envs import go_sgf
 from mc_envs.cli import main
+from mc_envs.cli.two_player import arena, play_terminal
 from mc_envs.envs.go import GoEnv
 from mc_envs.games import go_layout as layout
-from mc_envs.two_player_cli import arena, play_terminal
 
 
 def random_game(size: int, seed: int, komi: float = 7.5) -> tuple[GoEnv, list[int], int]:

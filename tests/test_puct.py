@@ -9,7 +9,7 @@ import pytest
 import mc_envs  # noqa: F401
 from mc_envs.agents import PUCT, RandomAgent
 from mc_envs.agents.mcts.puct import connect_four_prior
-from mc_envs.two_player_cli import play_game
+from mc_envs.cli.two_player import play_game
 
 
 def make(env_id: str = "mc_envs/ConnectFour-v0"):

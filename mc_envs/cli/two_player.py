@@ -2,7 +2,7 @@
 
 Plain functions, no argparse, so scripts and tests call them directly::
 
-    from mc_envs.two_player_cli import arena, play_terminal
+    from mc_envs.cli.two_player import arena, play_terminal
     stats = arena("connect4", "uct-hard", "random", games=20)   # prints W/D/L with a 95% interval
     play_terminal("tictactoe", vs="uct", iterations=2000)         # a human game in the terminal
     arena("go", "uct", "random", games=4, sgf_dir="games")        # Go: one SGF file a game

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from mc_envs.cli_input import NATURAL, POSITIVE_FLOAT, POSITIVE_INT, UsageError
+from mc_envs.cli.input import NATURAL, POSITIVE_FLOAT, POSITIVE_INT, UsageError
 
 
 def add_nrpa_flags(solve: argparse.ArgumentParser) -> None:
@@ -51,7 +51,7 @@ def nrpa_variants(args: argparse.Namespace, env: Any) -> dict[str, Any]:
 def record_actions(value: str | Path, env: Any) -> list[int]:
     """The actions of a record of the searched env (``--warm-start``): a solution record, or on
     Morpion an MSR/PentaSol record of the same rules (a file, or a shipped record's name)."""
-    from mc_envs.cli_records import is_morpion_record, record_file
+    from mc_envs.cli.records import is_morpion_record, record_file
     from mc_envs.records import read_record
 
     path = record_file(str(value), "--warm-start")

@@ -335,7 +335,7 @@ class GtpEngine:
 
 def add_parser(sub: Any) -> None:
     """Adds the ``gtp`` subcommand to the ``mc-envs`` parser's subparsers."""
-    from mc_envs.cli_input import POSITIVE_INT
+    from mc_envs.cli.input import POSITIVE_INT
 
     gtp = sub.add_parser(
         "gtp", help="Go: speak GTP version 2 on stdin/stdout (GoGui, Sabaki, match runners)"
@@ -352,7 +352,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_gtp(args: argparse.Namespace) -> int:
     """``mc-envs gtp``: the engine on stdin/stdout; anything else printed goes to stderr."""
-    from mc_envs.cli_input import UsageError
+    from mc_envs.cli.input import UsageError
 
     try:
         engine = GtpEngine(

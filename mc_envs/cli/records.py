@@ -20,7 +20,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path, PurePosixPath
 
-from mc_envs.cli_input import UsageError, need
+from mc_envs.cli.input import UsageError, need
 
 PACKAGE = "mc_envs"
 RECORDS_DIR = "data/morpion"
