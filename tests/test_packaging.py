@@ -86,6 +86,7 @@ def built(tmp_path_factory):
         metadata = archive.read(f"{info}/METADATA").decode()
         top_level = archive.read(f"{info}/top_level.txt").decode()
         licence = archive.read(f"{info}/licenses/LICENSE").decode()
+        entry_points = archive.read(f"{info}/entry_points.txt").decode()
     return SimpleNamespace(
         wheel=wheel,
         sdist=sdist,
@@ -94,6 +95,7 @@ def built(tmp_path_factory):
         metadata=Parser().parsestr(metadata),
         top_level=top_level,
         licence=licence,
+        entry_points=entry_points,
     )
 
 
@@ -114,6 +116,14 @@ def test_the_wheel_installs_mc_envs_alone_with_its_licence_and_no_tests_or_resul
     assert shipped == []
     assert built.licence == (ROOT / "LICENSE").read_text()
     assert built.licence.startswith("MIT License\n\nCopyright (c) 2026 the mc-envs authors\n")
+
+
+def test_the_wheel_declares_the_command_and_the_opponents_entry_point(built):
+    """``mc-envs`` and the group ``mc_envs.opponents`` through which ``opponent="uct"`` reaches
+    the agents in a program that never imported them (mc_envs.opponents)."""
+    assert "[console_scripts]\nmc-envs = mc_envs.cli:main" in built.entry_points
+    group = "[mc_envs.opponents]\nagents = mc_envs.agents.specs:register_opponents"
+    assert group in built.entry_points, built.entry_points
 
 
 def test_the_sdist_holds_the_build_inputs_and_licence_but_no_tests_or_benchmarks(built):

@@ -65,25 +65,41 @@ def frame_of(env, highlight=None) -> np.ndarray:
 # -- the lazy import ----------------------------------------------------------------------------
 
 
-def _run(code: str) -> subprocess.CompletedProcess:
+def _run(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = dict(os.environ, SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy")
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=timeout,
     )
 
 
 def test_stepping_any_env_leaves_pygame_unimported() -> None:
+    """Every id's env (an rgb_array mode set), its compiled vector env and the PettingZoo modules
+    step without importing pygame, the drawing or the planners."""
     code = (
         "import sys, gymnasium as gym, mc_envs\n"
+        "from mc_envs.pettingzoo import connect_four_v0, go_v0, tictactoe_v0\n"
         "for env_id in sorted(mc_envs.ENVS):\n"
         "    env = gym.make(env_id, render_mode='rgb_array')\n"
         "    env.reset(seed=0)\n"
         "    env.step(int(env.unwrapped.legal_actions()[0]))\n"
-        "assert 'pygame' not in sys.modules, 'pygame imported'\n"
-        "assert 'mc_envs.render' not in sys.modules, 'mc_envs.render imported'\n"
+        "    vec = gym.make_vec(env_id, num_envs=2, vectorization_mode='vector_entry_point')\n"
+        "    vec.reset(seed=0)\n"
+        "    vec.step(vec.action_masks().argmax(1))\n"
+        "for module in (connect_four_v0, go_v0, tictactoe_v0):\n"
+        "    env = module.env(render_mode='ansi')\n"
+        "    env.reset(seed=0)\n"
+        "    env.step(int(env.last()[0]['action_mask'].argmax()))\n"
+        "    env.render()\n"
+        "for name in ('pygame', 'mc_envs.render', 'mc_envs.agents'):\n"
+        "    assert name not in sys.modules, name + ' imported'\n"
         "print('ok')\n"
     )
-    out = _run(code)
+    out = _run(code, timeout=600)  # the vector kernels may compile
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr
 
 

@@ -172,7 +172,9 @@ def test_opponent_starts_when_the_human_plays_second() -> None:
 
 
 def test_hint_help_new_game_and_drawing() -> None:
-    s = session_for("leftmostpath", env_kwargs={"depth": 6})
+    from mc_envs.cli.play import PuzzleHint  # what mc-envs play gives the window in a puzzle
+
+    s = session_for("leftmostpath", env_kwargs={"depth": 6}, hint_agent=PuzzleHint())
     s.process([key(pygame.K_h, "h")])
     s.wait(120)
     assert s.hint == 0  # NMCS level 1 always finds the leftmost path

@@ -1,5 +1,6 @@
-"""The structure rules of design.md section 8, checked on the source: no import cycles (a lazy
-import counts), no module over 500 lines, no free names in the search templates."""
+"""The structure rules of design.md sections 1 and 8, checked on the source: no import cycles and
+no import against the layers (a lazy import counts for both), no module over 500 lines, no free
+names in the search templates."""
 
 from __future__ import annotations
 
@@ -26,11 +27,13 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """The project modules that ``name`` imports anywhere in its body (lazy imports too)."""
+def _import_sites(name: str, path: Path, known: set[str]) -> list[tuple[str, tuple[str, ...]]]:
+    """The project modules that ``name`` imports anywhere in its body (lazy imports too), each with
+    the names of the functions the import statement sits in (empty at module top)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    out = []
+
+    def visit(node: ast.AST, within: tuple[str, ...]) -> None:
         targets = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -45,8 +48,19 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
             while target and target not in known:
                 target = target.rpartition(".")[0]
             if target and target != name:
-                out.add(target)
+                out.append((target, within))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            within = (*within, node.name)
+        for child in ast.iter_child_nodes(node):
+            visit(child, within)
+
+    visit(ast.parse(path.read_text()), ())
     return out
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The project modules that ``name`` imports anywhere in its body (lazy imports too)."""
+    return {target for target, _ in _import_sites(name, path, known)}
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -91,6 +105,85 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_no_import_cycles() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+# The arrows of design.md section 1 as layers, lowest first (docs/contributing.md has the same
+# table): a module imports its own layer and the layers of a lower rank, never one above or beside
+# it, lazily or not. render and agents share a rank and import neither each other: the planners
+# reach the envs and the play window from above, through mc_envs.opponents (filled by
+# mc_envs.agents) or as objects the CLI hands them. One exception, Gymnasium's way with pygame:
+# a module under render may import the package mc_envs.render inside a render() or close().
+LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (0, "base", ("_numba", "_version", "core", "extras", "kernel", "rng", "spaces", "state")),
+    (1, "games", ("games",)),
+    (
+        2,
+        "envs",
+        ("", "envs", "go_sgf", "morpion_records", "opponents", "pettingzoo", "records"),
+    ),
+    (2, "envs", ("registry", "testing", "vector")),
+    (3, "render", ("render",)),
+    (3, "agents", ("agents",)),
+    (4, "cli", ("cli",)),
+)
+DRAWING_CALLS = ("render", "close")
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """The rank and name of a module's layer (the longest prefix of the table that it starts)."""
+    best: tuple[int, int, str] | None = None
+    for rank, layer, prefixes in LAYERS:
+        for prefix in prefixes:
+            full = f"mc_envs.{prefix}" if prefix else "mc_envs"
+            exact = not prefix  # the package mc_envs itself, not everything under it
+            inside = module == full or (not exact and module.startswith(full + "."))
+            if inside and (best is None or len(full) > best[0]):
+                best = (len(full), rank, layer)
+    if best is None:
+        raise KeyError(f"{module} is in no layer of tests/test_structure.py's LAYERS: add it")
+    return best[1], best[2]
+
+
+def layer_violations(sites: dict[str, list[tuple[str, tuple[str, ...]]]]) -> list[str]:
+    """Each import (module -> the modules it imports, with the functions each import sits in)
+    that goes up or sideways in :data:`LAYERS`."""
+    wrong = []
+    for module, imports in sorted(sites.items()):
+        rank, layer = layer_of(module)
+        for target, within in sorted(set(imports)):
+            to_rank, to_layer = layer_of(target)
+            if to_layer == layer or to_rank < rank:
+                continue
+            drawing = to_layer == "render" and rank < to_rank
+            if drawing and target == "mc_envs.render" and set(within) & set(DRAWING_CALLS):
+                continue
+            where = f" (inside {'.'.join(within)})" if within else ""
+            wrong.append(f"{module} ({layer}) -> {target} ({to_layer}){where}")
+    return wrong
+
+
+def test_the_layer_check_finds_an_upward_import() -> None:
+    sites = {
+        "mc_envs.envs.x": [("mc_envs.agents.specs", ("_make",)), ("mc_envs.games.x", ())],
+        "mc_envs.core": [("mc_envs.render", ("PlanningEnv", "render"))],
+        "mc_envs.render.play": [("mc_envs.agents", ())],
+        "mc_envs.agents.x": [("mc_envs.render", ("render",)), ("mc_envs.envs.x", ())],
+        "mc_envs.cli": [("mc_envs.agents", ()), ("mc_envs.render.play", ())],
+    }
+    assert layer_violations(sites) == [
+        "mc_envs.agents.x (agents) -> mc_envs.render (render) (inside render)",
+        "mc_envs.envs.x (envs) -> mc_envs.agents.specs (agents) (inside _make)",
+        "mc_envs.render.play (render) -> mc_envs.agents (agents)",
+    ]  # core's render() may draw; agents, beside render, may not, not even inside a render()
+    assert layer_of("mc_envs") == (2, "envs") and layer_of("mc_envs.core") == (0, "base")
+
+
+def test_the_layers_import_downward_only() -> None:
+    modules = _modules()
+    known = set(modules)
+    sites = {name: _import_sites(name, path, known) for name, path in modules.items()}
+    wrong = layer_violations(sites)
+    assert not wrong, "imports against the layers (docs/contributing.md):\n" + "\n".join(wrong)
 
 
 @pytest.mark.parametrize("name", sorted(_modules()))

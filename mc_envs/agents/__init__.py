@@ -15,5 +15,8 @@ from mc_envs.agents.mcts.uct import UCT
 from mc_envs.agents.nested.nmcs import NMCS
 from mc_envs.agents.nested.nrpa import NRPA
 from mc_envs.agents.random_agent import RandomAgent
+from mc_envs.agents.specs import register_opponents as _register_opponents
+
+_register_opponents()  # opponent="uct" and play --vs find the agents by name (mc_envs.opponents)
 
 __all__ = ["NMCS", "NRPA", "PUCT", "Progress", "RandomAgent", "SearchResult", "UCT"]

@@ -11,12 +11,18 @@ Go also takes any GTP engine: ``"gtp:<command line>"``, e.g. ``"gtp:/usr/games/g
 move, without a shell, and ended when the agent is closed or collected; a time budget becomes its
 ``time_settings``, an iteration budget is ignored; ``resign`` makes it pass for the rest of the
 game). Anything else raises ``ValueError`` naming the known specs.
+
+:func:`register_opponents` puts every spec into :mod:`mc_envs.opponents`, where the envs'
+``opponent=`` and the play window find them by name: :mod:`mc_envs.agents` calls it when imported,
+and the entry point ``mc_envs.opponents`` of this distribution names it for a program that never
+imports the agents.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from mc_envs import opponents
 from mc_envs.agents.mcts.presets import PRESETS
 
 KINDS = ("random", "uct", "puct")
@@ -47,7 +53,9 @@ def parse(
         from mc_envs.agents.gtp_player import GtpPlayer
 
         return GtpPlayer(str(spec)[len(GTP) :], time_limit=time_limit)
-    from mc_envs.agents import PUCT, UCT, RandomAgent
+    from mc_envs.agents.mcts.puct import PUCT
+    from mc_envs.agents.mcts.uct import UCT
+    from mc_envs.agents.random_agent import RandomAgent
 
     if str(spec).lower() == "alphazero":
         from mc_envs.agents.alphazero import alphazero_agent, shipped_model
@@ -71,3 +79,13 @@ def parse(
     if iterations is not None or time_limit is not None:
         kwargs["iterations"], kwargs["time_limit"] = iterations, time_limit
     return (UCT if kind == "uct" else PUCT)(**kwargs)
+
+
+def _player(spec: str, *, seed: int) -> Any:
+    return parse(spec, seed=seed)
+
+
+def register_opponents() -> None:
+    """Registers every spec of :func:`known` in :mod:`mc_envs.opponents` (``gtp:`` as a prefix)."""
+    for name in known():
+        opponents.register(GTP if name.startswith(GTP) else name, _player)

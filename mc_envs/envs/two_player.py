@@ -8,9 +8,54 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
+from mc_envs import opponents
 from mc_envs.core import PlanningEnv
 
 Opponent = Callable[[Any], int]
+
+
+def two_player_doc(
+    title: str, description: str, actions: str, observation: str, episode_end: str, policy: str
+) -> str:
+    """The docstring of a Tic-Tac-Toe-like env (Gymnasium's sections): its own parts within the
+    rewards and arguments every such env shares."""
+    return f"""{title}
+
+    ## Description
+    {description}
+
+    ## Action Space
+    {actions} (``action_masks()``, ``info["action_mask"]``); an illegal move ends the
+    episode with reward -1 (or raises :class:`mc_envs.IllegalActionError` with
+    ``illegal_action="raise"``), changing nothing.
+
+    ## Observation Space
+    {observation}
+
+    ## Rewards
+    For the player who just moved: +1 for a winning move, 0 otherwise (a draw is 0). With
+    ``opponent=``, the reward is the agent's: +1 win, -1 when the opponent's answer wins, 0 else.
+
+    ## Episode End
+    {episode_end}
+
+    ## Arguments
+    - ``opponent``: ``None`` (two-player, the default), an agent's name such as ``"random"``,
+      ``"uct"`` or ``"uct-hard"`` (the agent specs of ``mc_envs.agents.specs``, found through
+      ``mc_envs.opponents``; an unknown name raises ValueError), an agent with ``.act(env)``, or a
+      callable ``opponent(env) -> action``. The opponent answers inside ``step``; a named agent
+      is seeded from the env's ``np_random`` (the reset seed).
+    - ``agent_player``: with an opponent, the agent's side: 0 (moves first, default) or 1.
+    - ``render_mode``: ``"ansi"``.
+    - ``illegal_action``: ``"terminate"`` (default: an illegal action ends the episode with
+      reward -1, a loss for the mover, and ``info["illegal_action"]``, the state unchanged) or
+      ``"raise"`` (raises :class:`mc_envs.IllegalActionError`); see :class:`mc_envs.PlanningEnv`.
+
+    {policy}
+
+    ## Version History
+    - v0: first version.
+    """
 
 
 class TwoPlayerEnv(PlanningEnv):
@@ -41,9 +86,7 @@ class TwoPlayerEnv(PlanningEnv):
     ) -> None:
         super().__init__(illegal_action=illegal_action)
         if isinstance(opponent, str):
-            from mc_envs.agents.specs import parse
-
-            parse(opponent)  # an unknown spec fails now, naming the known ones
+            opponents.find(opponent)  # an unknown name fails now, naming the known ones
         self._check_render_mode(render_mode)
         if agent_player not in (0, 1):
             raise ValueError(f"agent_player must be 0 or 1, got {agent_player!r}")
@@ -148,13 +191,9 @@ class TwoPlayerEnv(PlanningEnv):
         if callable(spec):
             return spec
         if isinstance(spec, str):
-            from mc_envs.agents.specs import (
-                parse,  # lazy: mc_envs never imports agents at module top
-            )
-
-            return parse(spec, seed=int(self.np_random.integers(2**31))).act
+            return opponents.resolve(spec, seed=int(self.np_random.integers(2**31))).act
         raise ValueError(
-            f"opponent must be an agent spec (mc_envs.agents.specs), an agent with .act(env) or a "
+            f"opponent must be an agent's name (mc_envs.opponents), an agent with .act(env) or a "
             f"callable, got {spec!r}"
         )
 

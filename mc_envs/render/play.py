@@ -59,17 +59,18 @@ def make_env(game: str, **kwargs: Any) -> Any:
 
 
 def make_opponent(spec: str | None, seed: int = 0) -> Any:
-    """An agent with ``act(env)`` for ``--vs`` (:func:`mc_envs.agents.specs.parse`), or None for
-    ``None``, ``"none"`` or ``"human"`` (two people at one mouse).
+    """An agent with ``act(env)`` for ``--vs``, found by name in :mod:`mc_envs.opponents` (the
+    agent specs of :mod:`mc_envs.agents.specs`), or None for ``None``, ``"none"`` or ``"human"``
+    (two people at one mouse).
 
     Raises:
         ValueError: an unknown spec, naming the known ones.
     """
     if spec in (None, "", "none", "human"):
         return None
-    from mc_envs.agents.specs import parse
+    from mc_envs.opponents import resolve
 
-    return parse(spec, seed=seed)
+    return resolve(spec, seed=seed)
 
 
 @dataclass
@@ -91,9 +92,9 @@ class PlaySession:
         human_player: the human's side in two-player games against an opponent (0 moves first).
         opponent_name: the opponent as the status bar names it (default: its class name).
         theme: a :class:`mc_envs.render.theme.Theme` (default theme if None).
-        hint_playouts: playout budget of the NMCS level-1 hint in puzzles.
         hint_agent: an agent with ``act(env)`` that gives the hints (default: UCT at the medium
-            preset in two-player games, NMCS level 1 for ``hint_playouts`` in puzzles).
+            preset in two-player games; a puzzle has hints only from an agent given here, as
+            ``mc-envs play`` gives NMCS level 1).
         env_factory: makes a fresh env of the same game for the agent to think on (default: the
             env's class with no arguments is not enough in general, so the session clones through
             ``restore_state`` on an env made by this factory; :func:`make_env` gives one).
@@ -108,7 +109,6 @@ class PlaySession:
         human_player: int = 0,
         opponent_name: str | None = None,
         theme: Theme | None = None,
-        hint_playouts: int = 2000,
         hint_agent: Any = None,
         env_factory: Callable[[], Any] | None = None,
         seed: int | None = 0,
@@ -121,7 +121,6 @@ class PlaySession:
         self.opponent = opponent
         self.human_player = int(human_player)
         self.opponent_name = opponent_name or type(opponent).__name__
-        self.hint_playouts = int(hint_playouts)
         self.hint_agent = hint_agent
         self.env_factory = env_factory
         self.seed = seed
@@ -267,22 +266,14 @@ class PlaySession:
         """Asks an agent for a move in the background; it is highlighted when ready."""
         if self.over or self.job is not None:
             return
-        self.message = "looking for a hint..."
-        if self.hint_agent is not None:
-            self._start("hint", self.hint_agent.act)
-        elif self.two_player:
+        agent = self.hint_agent
+        if agent is None and self.two_player:
             agent = make_opponent("uct-medium", seed=len(self.undo_stack))
-            self._start("hint", agent.act)
-        else:
-            from mc_envs.agents import NMCS
-
-            playouts = self.hint_playouts
-
-            def think(env: Any) -> int:
-                result = NMCS(level=1, seed=0).search(env, playouts=playouts)
-                return int(result.actions[0])
-
-            self._start("hint", think)
+        if agent is None:
+            self.message = "no hint: this session was given no hint agent"
+            return
+        self.message = "looking for a hint..."
+        self._start("hint", agent.act)
 
     def poll(self) -> None:
         """Collects a finished background job: plays the opponent's move or shows the hint."""
@@ -459,11 +450,12 @@ def run(
     seed: int | None = 0,
     marks: str = "none",
     env_kwargs: dict | None = None,
-    hint_playouts: int = 2000,
+    hint_agent: Any = None,
     sgf: str | None = None,
 ) -> int:
     """Opens the play window and runs until it is closed. Returns an exit status (0). ``sgf``:
-    Go, the file each finished game is saved to (a game left unfinished if none finished)."""
+    Go, the file each finished game is saved to (a game left unfinished if none finished);
+    ``hint_agent``: see :class:`PlaySession`."""
     from mc_envs.go_sgf import save_session
     from mc_envs.render.theme import default_theme
     from mc_envs.render.window import Window
@@ -478,7 +470,7 @@ def run(
         human_player=human_player,
         opponent_name=vs,
         theme=theme,
-        hint_playouts=hint_playouts,
+        hint_agent=hint_agent,
         env_factory=lambda: make_env(game, **kwargs),
         seed=seed,
     )

@@ -95,15 +95,28 @@ def check_every_agent_searches() -> None:
         print(f"    {name}: move {result.actions[0]} after {result.iterations} iterations")
 
 
-def check_playing_against_uct() -> None:
-    import gymnasium as gym
+PLAY_AGAINST_UCT = """
+import sys
+import gymnasium as gym
+import mc_envs
+env = gym.make("mc_envs/ConnectFour-v0", opponent="uct")
+assert "mc_envs.agents" in sys.modules, "the entry point mc_envs.opponents was not loaded"
+obs, info = env.reset(seed=0)
+before = int(obs.sum())
+obs, reward, terminated, truncated, info = env.step(3)
+assert int(obs.sum()) == before + 2, obs  # our stone and the opponent's answer
+assert not terminated and not truncated and reward == 0
+print("ok")
+"""
 
-    env = gym.make("mc_envs/ConnectFour-v0", opponent="uct")
-    obs, info = env.reset(seed=0)
-    before = int(obs.sum())
-    obs, reward, terminated, truncated, info = env.step(3)
-    assert int(obs.sum()) == before + 2, obs  # our stone and the opponent's answer
-    assert not terminated and not truncated and reward == 0
+
+def check_playing_against_uct() -> None:
+    """In a fresh process that never imports the agents: ``opponent="uct"`` reaches them through
+    the entry point group ``mc_envs.opponents`` of the installed wheel."""
+    done = subprocess.run(
+        [sys.executable, "-c", PLAY_AGAINST_UCT], capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
 
 
 def check_render_gives_a_frame() -> None:
