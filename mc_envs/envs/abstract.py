@@ -48,15 +48,14 @@ class _TreeEnv(PlanningEnv):
         return f"{self.game}: {moves}/{self.depth} moves, count {count}, score {self.score:g}\n"
 
 
-class LeftMoveEnv(_TreeEnv):
-    """The left move problem of Cazenave (2009), section 4.2.
+def _tree_doc(title: str, description: str, observed: str, last_reward: str) -> str:
+    """The docstring of a tree env: its own title, description, observation and last reward
+    within the sections both envs share."""
+    return f"""{title}
 
     ## Description
 
-    A walk down a complete binary tree of depth ``depth``: each move goes left or right. The score
-    of a leaf is the number of left moves. Scores are weakly correlated with the tree structure, so
-    nested searches without memorisation improve little with the level; the exact probabilities are
-    given by :func:`mc_envs.games.abstract.score_distributions`.
+    {description}
 
     ## Action Space
 
@@ -64,11 +63,11 @@ class LeftMoveEnv(_TreeEnv):
 
     ## Observation Space
 
-    ``Box(0, depth, (2,), int64)``: (moves played, left moves so far).
+    ``Box(0, depth, (2,), int64)``: (moves played, {observed}).
 
     ## Rewards
 
-    0 on every move but the last, which returns the score (the number of left moves).
+    0 on every move but the last, which returns {last_reward}.
 
     ## Episode End
 
@@ -79,8 +78,9 @@ class LeftMoveEnv(_TreeEnv):
     - ``depth``: the depth of the tree (default 10); ``max_score = depth``.
     - ``render_mode``: None or ``"ansi"``.
     - ``illegal_action``: ``"terminate"`` (default: an illegal action ends the episode with
-      reward 0 (forfeiting the points still to come) and ``info["illegal_action"]``, the state unchanged) or ``"raise"`` (raises
-      :class:`mc_envs.IllegalActionError`); see :class:`mc_envs.PlanningEnv`.
+      reward 0 (forfeiting the points still to come) and ``info["illegal_action"]``, the state
+      unchanged) or ``"raise"`` (raises :class:`mc_envs.IllegalActionError`); see
+      :class:`mc_envs.PlanningEnv`.
 
     Playout policy: ``"random"`` (uniform), the default.
 
@@ -88,51 +88,33 @@ class LeftMoveEnv(_TreeEnv):
 
     - v0: first version.
     """
+
+
+class LeftMoveEnv(_TreeEnv):
+    __doc__ = _tree_doc(
+        "The left move problem of Cazenave (2009), section 4.2.",
+        """A walk down a complete binary tree of depth ``depth``: each move goes left or right. The
+    score of a leaf is the number of left moves. Scores are weakly correlated with the tree
+    structure, so nested searches without memorisation improve little with the level; the exact
+    probabilities are given by :func:`mc_envs.games.abstract.score_distributions`.""",
+        "left moves so far",
+        "the score (the number of left moves)",
+    )
 
     game = "LeftMove"
     _kind = "leftmove"
 
 
 class LeftmostPathEnv(_TreeEnv):
-    """The leftmost path problem of Cazenave (2009), section 4.1.
-
-    ## Description
-
-    A walk down a complete binary tree of depth ``depth``: each move goes left or right. The score
-    of a leaf is the number of moves on the leftmost path, i.e. the left moves played before the
-    first right move. A random playout finds the best score with probability ``2 ** -depth``; NMCS
-    of level 1 always finds it.
-
-    ## Action Space
-
-    ``Discrete(2)``: 0 = left, 1 = right. Both are legal until the end.
-
-    ## Observation Space
-
-    ``Box(0, depth, (2,), int64)``: (moves played, left moves before the first right move so far).
-
-    ## Rewards
-
-    0 on every move but the last, which returns the score.
-
-    ## Episode End
-
-    Terminates after exactly ``depth`` moves. No truncation.
-
-    ## Arguments
-
-    - ``depth``: the depth of the tree (default 10); ``max_score = depth``.
-    - ``render_mode``: None or ``"ansi"``.
-    - ``illegal_action``: ``"terminate"`` (default: an illegal action ends the episode with
-      reward 0 (forfeiting the points still to come) and ``info["illegal_action"]``, the state unchanged) or ``"raise"`` (raises
-      :class:`mc_envs.IllegalActionError`); see :class:`mc_envs.PlanningEnv`.
-
-    Playout policy: ``"random"`` (uniform), the default.
-
-    ## Version History
-
-    - v0: first version.
-    """
+    __doc__ = _tree_doc(
+        "The leftmost path problem of Cazenave (2009), section 4.1.",
+        """A walk down a complete binary tree of depth ``depth``: each move goes left or right. The
+    score of a leaf is the number of moves on the leftmost path, i.e. the left moves played before
+    the first right move. A random playout finds the best score with probability
+    ``2 ** -depth``; NMCS of level 1 always finds it.""",
+        "left moves before the first right move so far",
+        "the score",
+    )
 
     game = "LeftmostPath"
     _kind = "leftmostpath"

@@ -6,56 +6,35 @@ tinted with the winner's colour and framed in ``theme.win``. ``cell_at`` gives t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mc_envs.games.tictactoe import winning_line
-from mc_envs.render.draw._two_player import NAMES
+from mc_envs.render.draw._two_player import SIDES as SIDES
+from mc_envs.render.draw._two_player import Cells, Grid
 from mc_envs.render.draw._two_player import click as click
-from mc_envs.render.draw._two_player import status as _status
+from mc_envs.render.draw._two_player import status as status
 
 if TYPE_CHECKING:
     from pygame import Surface
 
     from mc_envs.render.theme import Theme
 
-SIDES = NAMES  # the players, as play's status bar names them
 ROWS = COLS = 3
-
-
-def _cell(theme: Theme) -> int:
-    return theme.cell["tictactoe"]
-
-
-def board_size(env: Any, theme: Theme) -> tuple[int, int]:
-    """Pixels of the board."""
-    return COLS * _cell(theme), ROWS * _cell(theme)
+GRID = Grid("tictactoe", ROWS, COLS)
+board_size = GRID.board_size
 
 
 def draw(
-    surface: Surface,
-    env: Any,
-    theme: Theme,
-    highlight: int | None = None,
-    *,
-    win: Iterable[tuple[int, int]] | None = None,
+    surface: Surface, env: Any, theme: Theme, highlight: int | None = None, *, win: Cells = None
 ) -> int:
-    """Draws the board; returns the number of stones.
-
-    ``win``: the cells ``(row, col)`` to mark as the winning line (None: the winning three of the
-    position, :func:`mc_envs.games.tictactoe.winning_line`; ``()``: none).
-    """
-    from mc_envs.render._pygame import require_pygame
-
-    pygame = require_pygame()
-    size = _cell(theme)
-    board = env.board
-    w, h = board_size(env, theme)
-    surface.fill(theme.grid, (0, 0, w, h))
-    r_out = size * 3 // 10
+    """Draws the board; returns the number of stones. ``win``: the cells ``(row, col)`` to mark
+    (None: the winning three, :func:`mc_envs.games.tictactoe.winning_line`; ``()``: none)."""
     marked = set(winning_line(env.state_view) if win is None else win)
+    pygame, size = GRID.start(surface, theme)
+    board = env.board
+    r_out = size * 3 // 10
     for r in range(ROWS):
         for c in range(COLS):
             x, y = c * size, r * size
@@ -90,23 +69,13 @@ def _blend(a: tuple[int, ...], b: tuple[int, ...], t: float) -> tuple[int, ...]:
 
 def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     """The action (cell ``row * 3 + col``) under pixel ``pos``, None off the board."""
-    size = _cell(theme)
-    x, y = int(pos[0]), int(pos[1])
-    if x < 0 or y < 0 or x >= COLS * size or y >= ROWS * size:
-        return None
-    return (y // size) * COLS + x // size
+    cell = GRID.at(pos, theme)
+    return None if cell is None else cell[0] * COLS + cell[1]
 
 
 def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
     """The pixel at the centre of a cell."""
-    size = _cell(theme)
-    r, c = divmod(int(cell), COLS)
-    return c * size + size // 2, r * size + size // 2
-
-
-def status(env: Any) -> str:
-    """Whose turn, or the result."""
-    return _status(env)
+    return GRID.centre(*divmod(int(cell), COLS), theme)
 
 
 HELP = (("click", "an empty cell: play there"),)
