@@ -108,7 +108,7 @@ def cells_that_differ(game: str, a: np.ndarray, b: np.ndarray) -> set[tuple[int,
     from mc_envs.render.theme import default_theme
 
     mod = {"tictactoe": tictactoe, "connect4": connect_four}[game]
-    size = mod._cell(default_theme())
+    size = mod.GRID.cell(default_theme())
     differ = np.any(a != b, axis=2)
     return {
         (r, c)
