@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import numpy as np
@@ -185,6 +186,25 @@ def test_the_layers_import_downward_only() -> None:
     sites = {name: _import_sites(name, path, known) for name, path in modules.items()}
     wrong = layer_violations(sites)
     assert not wrong, "imports against the layers (docs/contributing.md):\n" + "\n".join(wrong)
+
+
+def test_contributing_shows_the_layer_table_and_names_only_files_that_exist() -> None:
+    text = (ROOT / "docs" / "contributing.md").read_text()
+    rows = re.findall(r"^\| (\d) \| (\w+) \| ([^|]+) \|", text, flags=re.MULTILINE)
+    shown = {
+        (int(rank), layer, name.rstrip("/").replace("mc_envs", ""))
+        for rank, layer, cell in rows
+        for name in re.findall(r"`([^`]+)`", cell)
+    }
+    table = {(rank, layer, name) for rank, layer, names in LAYERS for name in names}
+    assert shown == table, f"docs/contributing.md's layers differ: {shown ^ table}"
+    named = set(re.findall(r"`((?:mc_envs|tests|docs|benchmarks|agents|render)/[\w/.]+)`", text))
+    missing = [
+        path
+        for path in sorted(named)
+        if not (ROOT / path).exists() and not (ROOT / "mc_envs" / path).exists()
+    ]
+    assert not missing, f"docs/contributing.md names files that do not exist: {missing}"
 
 
 @pytest.mark.parametrize("name", sorted(_modules()))
