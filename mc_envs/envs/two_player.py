@@ -86,7 +86,7 @@ class TwoPlayerEnv(PlanningEnv):
     ) -> None:
         super().__init__(illegal_action=illegal_action)
         if isinstance(opponent, str):
-            opponents.find(opponent)  # an unknown name fails now, naming the known ones
+            opponents.resolve(opponent)  # a bad name or argument fails now, naming the known ones
         self._check_render_mode(render_mode)
         if agent_player not in (0, 1):
             raise ValueError(f"agent_player must be 0 or 1, got {agent_player!r}")
