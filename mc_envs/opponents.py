@@ -6,11 +6,11 @@ The envs never import the planners; the planners come in from above and register
 yet makes the registry load the entry points of the group ``mc_envs.opponents`` (this
 distribution declares one, ``mc_envs.agents.specs:register_opponents``), so
 ``gym.make("mc_envs/ConnectFour-v0", opponent="uct")`` works in a program that never imported the
-agents. Another distribution can add players the same way::
+agents. Another distribution can add players the same way, naming a function that calls
+:func:`register`, in its ``pyproject.toml``::
 
-    # its pyproject.toml
     [project.entry-points."mc_envs.opponents"]
-    mine = "my_package.players:register"    # a function that calls mc_envs.opponents.register
+    mine = "my_package.players:register"
 """
 
 from __future__ import annotations
