@@ -6,7 +6,8 @@ The envs never import the planners; the planners come in from above and register
 yet makes the registry load the entry points of the group ``mc_envs.opponents`` (this
 distribution declares one, ``mc_envs.agents.specs:register_opponents``), so
 ``gym.make("mc_envs/ConnectFour-v0", opponent="uct")`` works in a program that never imported the
-agents. Another distribution can add players the same way, naming a function that calls
+agents (from a source tree that pip has not installed, the group as its ``pyproject.toml``
+declares it). Another distribution can add players the same way, naming a function that calls
 :func:`register`, in its ``pyproject.toml``::
 
     [project.entry-points."mc_envs.opponents"]
@@ -15,7 +16,8 @@ agents. Another distribution can add players the same way, naming a function tha
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from typing import Any, Protocol
 
 GROUP = "mc_envs.opponents"
@@ -64,8 +66,28 @@ def _lookup(spec: str) -> Factory | None:
     return _FACTORIES.get(head + sep) if sep else None
 
 
+def declared_in_source() -> list[EntryPoint]:
+    """The group as the ``pyproject.toml`` beside the package declares it: what the installed
+    metadata would say, for mc_envs run from a source tree that pip has not installed (or whose
+    installed metadata predates the group). Empty for an installed wheel."""
+    path = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    if not path.is_file():
+        return []
+    lines = iter(path.read_text().splitlines())
+    found = []
+    for line in lines:
+        if line.strip() == f'[project.entry-points."{GROUP}"]':
+            for entry in lines:
+                if entry.startswith("["):
+                    break
+                name, sep, value = entry.partition("=")
+                if sep and not name.lstrip().startswith("#"):
+                    found.append(EntryPoint(name.strip(), value.strip().strip('"'), GROUP))
+    return found
+
+
 def _load_entry_points() -> None:
-    for point in entry_points(group=GROUP):
+    for point in [*entry_points(group=GROUP), *declared_in_source()]:
         if point.value not in _loaded:
             _loaded.add(point.value)
             point.load()()

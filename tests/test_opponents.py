@@ -33,6 +33,7 @@ def registry(monkeypatch):
     monkeypatch.setattr(opponents, "_FACTORIES", {})
     monkeypatch.setattr(opponents, "_loaded", set())
     monkeypatch.setattr(opponents, "entry_points", lambda group: [])
+    monkeypatch.setattr(opponents, "declared_in_source", lambda: [])
     return opponents
 
 
@@ -87,14 +88,17 @@ def test_an_env_plays_against_a_registered_name(registry) -> None:
 
 
 # A fresh process that never imports mc_envs.agents, given this checkout's entry point as the
-# installed distribution would give it (the shared venv's metadata may predate it).
+# installed distribution would give it (argv[1]), or none at all (a source tree pip has not
+# installed: the registry reads the group from the pyproject.toml beside the package).
 ENTRY_POINT_ALONE = """
 import sys
 from importlib import metadata
 import gymnasium as gym
 import mc_envs, mc_envs.opponents as registry
-point = metadata.EntryPoint("agents", sys.argv[1], registry.GROUP)
-registry.entry_points = lambda group: [point] if group == registry.GROUP else []
+points = [metadata.EntryPoint("agents", sys.argv[1], registry.GROUP)] if sys.argv[1:] else []
+registry.entry_points = lambda group: points if group == registry.GROUP else []
+if points:
+    registry.declared_in_source = lambda: []
 assert "mc_envs.agents" not in sys.modules
 env = gym.make("mc_envs/ConnectFour-v0", opponent="uct")
 assert "mc_envs.agents" in sys.modules
@@ -104,12 +108,14 @@ print(int(obs.sum()))
 """
 
 
-def test_opponent_uct_reaches_the_agents_through_the_declared_entry_point() -> None:
+@pytest.mark.parametrize("installed", [True, False])
+def test_opponent_uct_reaches_the_agents_through_the_declared_entry_point(installed) -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     declared = project["project"]["entry-points"][opponents.GROUP]
     assert declared == {"agents": "mc_envs.agents.specs:register_opponents"}
+    assert {p.name: p.value for p in opponents.declared_in_source()} == declared
     done = subprocess.run(
-        [sys.executable, "-c", ENTRY_POINT_ALONE, declared["agents"]],
+        [sys.executable, "-c", ENTRY_POINT_ALONE, *[declared["agents"]] * installed],
         capture_output=True,
         text=True,
         timeout=300,
