@@ -327,7 +327,9 @@ def _rounds(
     for r in range(simulations):
         if root is not None:
             forced[:] = root.forced(r - 1, *_root_counts(job))
-        job.fns.simulate(job.trees, job.roots, lv, rng, s, job.scale, forced)
+        job.fns.simulate(
+            job.trees, job.roots, lv, rng, s.c, s.fpu, s.two_player, s.use_max, job.scale, forced
+        )
         if r == 0 and config.dirichlet_alpha is not None:
             _draw_noise(job.noise, lv.n, float(config.dirichlet_alpha), config.noise_seed)
         if evaluator is None:
@@ -336,7 +338,9 @@ def _rounds(
             )
         else:
             calls += _evaluate(evaluator, lv, job.priors, job.values)
-        expand_and_backup(job.trees, lv, job.priors, job.values, job.noise, s, job.buf)
+        expand_and_backup(
+            job.trees, lv, job.priors, job.values, job.noise, s.noise_eps, s.two_player, job.buf
+        )
         if r == 0 and config.gumbel:
             v = (job.values + 1.0) / 2.0 if s.two_player else job.values
             gen = np.random.default_rng(list(config.noise_seed))

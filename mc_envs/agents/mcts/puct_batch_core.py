@@ -115,12 +115,12 @@ def _new_roots(t, roots, two_player):  # pragma: no cover (compiled)
         init_root(tree_of(t, b), 1 - player(roots, b) if two_player else 0)
 
 
-def _simulate(t, roots, lv, rng, s, scale, forced):  # pragma: no cover (compiled)
+def _simulate(t, roots, lv, rng, c, fpu, two_player, use_max, scale, forced):  # pragma: no cover
     """Descends every tree from its root to a leaf (an unexpanded node or a finished game) by
     ``select_edge``, playing the moves on a copy of the game's root state, and describes the
     leaf in ``lv``. Every node on the path gets its visit now; :func:`expand_and_backup` adds the
     value. ``forced[b] >= 0``: tree ``b``'s root action (Gumbel AlphaZero's root)."""
-    two_player = s.two_player
+    s = Settings(c, fpu, 0.0, two_player, use_max)
     for b in range(roots.shape[0]):
         tb = tree_of(t, b)
         lv.states[b, :] = roots[b, :]
@@ -154,9 +154,9 @@ def _simulate(t, roots, lv, rng, s, scale, forced):  # pragma: no cover (compile
 
 
 @njit(cache=True, nogil=True)
-def expand_and_backup(t, lv, priors, values, noise, s, buf):
+def expand_and_backup(t, lv, priors, values, noise, eps, two_player, buf):
     """Expands every tree's leaf with its priors (``priors[b]`` over the whole action space; the
-    root's mixed with ``noise[b]`` by ``s.noise_eps``) and backs its value up: ``values[b]``, for
+    root's mixed with ``noise[b]`` by ``eps``) and backs its value up: ``values[b]``, for
     the player to move at the leaf, or the exact value of a finished game (whose node gets no
     edge)."""
     for b in range(lv.node.shape[0]):
@@ -166,15 +166,15 @@ def expand_and_backup(t, lv, priors, values, noise, s, buf):
         moves = lv.moves[b]
         if n == 0:
             mark_over(tb, node)
-            backup(tb, node, lv.exact[b], s.two_player, 0.0)
+            backup(tb, node, lv.exact[b], two_player, 0.0)
             continue
         normalised_priors(priors[b], moves, n, buf)
-        eps = s.noise_eps if node == ROOT_NODE else 0.0
-        expand(tb, node, moves, n, buf, noise[b], eps)
+        root_eps = eps if node == ROOT_NODE else 0.0
+        expand(tb, node, moves, n, buf, noise[b], root_eps)
         v = values[b]
-        if s.two_player and lv.to_move[b] != 0:
+        if two_player and lv.to_move[b] != 0:
             v = -v  # player 0's return
-        backup(tb, node, v, s.two_player, 0.0)
+        backup(tb, node, v, two_player, 0.0)
 
 
 def _playout_values(lv, priors, values, policy, rng, seq, two_player, buf):  # pragma: no cover
@@ -218,8 +218,11 @@ def root_counts(t, visits, q):
 
 NewRoots = Callable[[TreeArrays, np.ndarray, bool], None]
 """``new_roots(trees, roots[M, L], two_player)``."""
-Simulate = Callable[[TreeArrays, np.ndarray, Leaves, np.ndarray, Settings, float, np.ndarray], None]
-"""``simulate(trees, roots[M, L], leaves, rng, settings, scale, forced[M])``."""
+Simulate = Callable[
+    [TreeArrays, np.ndarray, Leaves, np.ndarray, float, float, bool, bool, float, np.ndarray], None
+]
+"""``simulate(trees, roots[M, L], leaves, rng, c, fpu, two_player, use_max, scale, forced[M])``:
+the settings as scalars, which numba's dispatcher types 2 us faster a call than a NamedTuple."""
 PlayoutValues = Callable[
     [Leaves, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, bool, np.ndarray], None
 ]
