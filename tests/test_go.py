@@ -301,6 +301,7 @@ def test_clone_restore_replays_200_random_moves_exactly() -> None:
         ("over", lambda d, sec: d.__setitem__(layout.OVER, 1), "over"),
         ("ring", lambda d, sec: d.__setitem__(sec[8], 1), "bits"),
         ("atari", lambda d, sec: d.__setitem__(sec[6] + sec[0], 1 << 12), "atari marks"),
+        ("slot", lambda d, sec: d.__setitem__(layout.SLOT, 5), "slot"),
     ],
 )
 def test_corrupted_states_are_refused_naming_the_field(field, change, message) -> None:

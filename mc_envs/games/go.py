@@ -46,6 +46,7 @@ from mc_envs.games.go_layout import (
     POINT_OF,
     RESULT,
     SIZE,
+    SLOT,
     STRIDE,
     _remember,
     _sections,
@@ -164,7 +165,7 @@ def put_stone(state: np.ndarray, pt: int, c: int) -> None:
     if stale or in_atari(state[libs + h]):
         _paint(state, h, in_atari(state[libs + h]), atari, nxt)
     state[HASH] ^= KEYS[c, pt]
-    slot = ring + (state[MOVES] % state[HISTORY]) * 2 * w + c * w + (pt >> 6)
+    slot = ring + state[SLOT] * 2 * w + c * w + (pt >> 6)
     state[slot] |= np.int64(1) << (pt & 63)
 
 
@@ -177,7 +178,7 @@ def _capture(state, h, c):
     nxt, stones, libs = head + p, head + 2 * p, head + 3 * p
     atari = head + 4 * p
     taker = 2 - c
-    slot = ring + (state[MOVES] % state[HISTORY]) * 2 * w + c * w
+    slot = ring + state[SLOT] * 2 * w + c * w
     removed = state[stones + h]
     x = h
     while True:
@@ -219,12 +220,13 @@ def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
     n, s = state[SIZE], state[STRIDE]
     c = state[PLAYER]
     p, w, head, captured, ring, table = _sections(state)
-    h_ = state[HISTORY]
-    if h_ > 1:  # the board after this move starts as a copy of the board before it
-        src = ring + (state[MOVES] % h_) * 2 * w
-        dst = ring + ((state[MOVES] + 1) % h_) * 2 * w
+    here = state[SLOT]
+    after = here + 1 if here + 1 < state[HISTORY] else 0
+    if after != here:  # the board after this move starts as a copy of the board before it
+        src, dst = ring + here * 2 * w, ring + after * 2 * w
         for i in range(2 * w):
             state[dst + i] = state[src + i]
+    state[SLOT] = after
     state[MOVES] += 1
     state[LAST] = action
     if action == n * n:

@@ -25,7 +25,7 @@ _HEADER_NAMES = (
     "captures by White",
     "last",
     "positions",
-    "reserved",
+    "slot",
 )
 
 
@@ -40,13 +40,13 @@ def _header(s: list[int], size: int, komi2: int, max_moves: int, history: int) -
         (layout.KOMI2, komi2),
         (layout.MAX_MOVES, max_moves),
         (layout.HISTORY, history),
-        (layout.HEADER - 1, 0),
     ):
         if s[i] != want:
             raise _fail(_HEADER_NAMES[i], i, s[i], f"expected {want} for this config")
     n2 = size * size
     moves = s[layout.MOVES]
     checks = (
+        (layout.SLOT, s[layout.SLOT] == moves % history, f"expected {moves % history}"),
         (layout.PLAYER, s[layout.PLAYER] in (0, 1), "expected 0 or 1"),
         (layout.MOVES, 0 <= moves <= max_moves, f"expected 0..{max_moves}"),
         (layout.PASSES, 0 <= s[layout.PASSES] <= min(2, moves), "expected 0..2, at most the moves"),

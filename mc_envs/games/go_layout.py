@@ -47,7 +47,7 @@ State layout (one flat int64 array; copying it is a complete snapshot)::
     11  CAPTURES           stones captured by Black, 12: by White
     13  LAST               the last action (-1 before the first move)
     14  POSITIONS          the positions in the table
-    15  reserved (0)
+    15  SLOT               MOVES % HISTORY: the ring slot of the current board (kept, not divided)
     BOARD + p              point p: 0 empty, 1 Black, 2 White, 3 off the board       (P entries)
     HEAD + p               a stone's chain representative; 0 where there is no stone (P)
     NEXT + p               the next stone of the stone's chain (a cycle); 0 where none (P)
@@ -78,7 +78,7 @@ from mc_envs.games.two_player import RESULT as RESULT
 # PLAYER, MOVES, OVER and RESULT sit where the two-player bitboard kernels have them, so that
 # their score, player and returns functions serve Go as they are.
 SIZE, STRIDE, PASSES, KOMI2 = 0, 1, 6, 7
-MAX_MOVES, HISTORY, HASH, CAPTURES, _CAPTURES1, LAST, POSITIONS = range(8, 15)
+MAX_MOVES, HISTORY, HASH, CAPTURES, _CAPTURES1, LAST, POSITIONS, SLOT = range(8, 16)
 HEADER = 16
 BOARD = HEADER  # the first section
 MIN_SIZE, MAX_SIZE = 5, 19

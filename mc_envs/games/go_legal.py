@@ -13,16 +13,15 @@ from mc_envs.games.go_layout import (
     BOARD,
     EMPTY,
     HASH,
-    HISTORY,
     KEYS,
     LAST,
-    MOVES,
     OFF,
     ON_BOARD,
     OVER,
     PLAYER,
     POINT_OF,
     SIZE,
+    SLOT,
     STRIDE,
     _sections,
     _srl,
@@ -216,7 +215,7 @@ def legal_words(state: np.ndarray, out: np.ndarray) -> int:
     ``out[:W]``; returns how many (the pass, always legal while the game goes on, not included)."""
     p, w, head, captured, ring, table = _sections(state)
     c = state[PLAYER]
-    slot = ring + (state[MOVES] % state[HISTORY]) * 2 * w
+    slot = ring + state[SLOT] * 2 * w
     mine, theirs = slot + c * w, slot + (1 - c) * w
     mine_captured = captured + c * w
     suspects = _suspects(state, head, captured, w)
@@ -239,7 +238,7 @@ def legal(state: np.ndarray, ws: np.ndarray, out: np.ndarray) -> int:
     n = state[SIZE]
     p, w, head, captured, ring, table = _sections(state)
     c = state[PLAYER]
-    slot = ring + (state[MOVES] % state[HISTORY]) * 2 * w
+    slot = ring + state[SLOT] * 2 * w
     mine, theirs = slot + c * w, slot + (1 - c) * w
     mine_captured = captured + c * w
     suspects = _suspects(state, head, captured, w)
