@@ -91,12 +91,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``mc-envs`` (its help is plain text: the description is this
-    module's docstring)."""
-    parser = Parser(prog="mc-envs", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def _add_solve(sub: Any) -> None:
+    """``mc-envs solve``."""
     solve = sub.add_parser("solve", help="search a puzzle, saving the best record as it improves")
     solve.add_argument("game", type=game_name(1), help=f"one of {names(players=1)}")
     add_game_flags(solve, players=1)
@@ -131,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--quiet", action="store_true")
     solve.set_defaults(func=cmd_solve)
 
+
+def _add_verify_and_warmup(sub: Any) -> None:
+    """``mc-envs verify`` and ``warmup``."""
     verify = sub.add_parser(
         "verify",
         help="replay a record (mc-envs solution, Morpion MSR or PentaSol, Go SGF), certify it",
@@ -146,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     warmup.set_defaults(func=cmd_warmup)
 
+
+def _add_play(sub: Any) -> None:
+    """``mc-envs play``."""
     play = sub.add_parser(
         "play", help="play a game with the mouse in a window (render extra), or in the terminal"
     )
@@ -177,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--sgf", help="Go: save the game as SGF to this file when it ends")
     play.set_defaults(func=cmd_play)
 
+
+def _add_replay_and_records(sub: Any) -> None:
+    """``mc-envs replay`` and ``records``."""
     replay = sub.add_parser(
         "replay", help="watch a record in a window, or export it as GIF, MP4 or PNG"
     )
@@ -204,6 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     records.set_defaults(func=cmd_records)
 
+
+def _add_arena(sub: Any) -> None:
+    """``mc-envs arena``."""
     arena = sub.add_parser("arena", help="two agents play both colours; wins/draws/losses")
     arena.add_argument("game", type=game_name(2), help=f"one of {names(players=2)}")
     arena.add_argument(
@@ -219,6 +227,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_game_flags(arena, players=2)
     arena.set_defaults(func=cmd_arena)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``mc-envs`` (its help is plain text: the description is this
+    module's docstring)."""
+    parser = Parser(prog="mc-envs", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_solve, _add_verify_and_warmup, _add_play, _add_replay_and_records, _add_arena):
+        add(sub)
     add_gtp_parser(sub)
     return parser
 

@@ -203,6 +203,33 @@ def play_game(
     return float(env.returns()[0])
 
 
+def _agent_of(spec: str | Any, seed: int, iterations: int | None, time: float | None) -> Any:
+    """A spec's agent, made with this seed and budget, or the agent object itself."""
+    if isinstance(spec, str):
+        return make_agent(spec, seed=seed, iterations=iterations, time_limit=time)
+    return spec
+
+
+def _summary(match: str, games: int, wins: int, draws: int, losses: int, out: TextIO) -> dict:
+    """Prints the result of a match and returns it (see :func:`arena`)."""
+    score = (wins + 0.5 * draws) / max(games, 1)
+    lo, hi = wilson_interval(wins + 0.5 * draws, games)
+    tally = f"{games} games: {wins} wins, {draws} draws, {losses} losses"
+    print(f"{match}, {tally}; score {score:.3f} (95% CI {lo:.3f}-{hi:.3f})", file=out)
+    return {"wins": wins, "draws": draws, "losses": losses, "score": score, "interval": (lo, hi)}
+
+
+def _progress_bar(done: int, total: int, text: str, start: float) -> None:
+    filled = int(30 * (done / total))
+    print(
+        f"\r[{'#' * filled}{'-' * (30 - filled)}] {done}/{total}  {text}  "
+        f"{_time.perf_counter() - start:.1f} s",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def arena(
     game: str,
     agent_a: str | Any,
@@ -242,18 +269,10 @@ def arena(
     name_a = agent_a if isinstance(agent_a, str) else type(agent_a).__name__
     name_b = agent_b if isinstance(agent_b, str) else type(agent_b).__name__
     wins = draws = losses = 0
+    specs = (agent_a, agent_b)
     start = _time.perf_counter()
     for g in range(games):
-        a = (
-            make_agent(agent_a, seed=seed + 2 * g, iterations=iterations, time_limit=time)
-            if isinstance(agent_a, str)
-            else agent_a
-        )
-        b = (
-            make_agent(agent_b, seed=seed + 2 * g + 1, iterations=iterations, time_limit=time)
-            if isinstance(agent_b, str)
-            else agent_b
-        )
+        a, b = (_agent_of(x, seed + 2 * g + i, iterations, time) for i, x in enumerate(specs))
         a_first = g % 2 == 0
         moves: list[int] = []
         players = (a, b) if a_first else (b, a)
@@ -264,22 +283,7 @@ def arena(
             save_sgf(Path(sgf_dir) / f"game-{g + 1:0{len(str(games))}d}.sgf", env, moves, *names)
         wins, draws, losses = wins + (r > 0), draws + (r == 0), losses + (r < 0)
         if progress:
-            done = (g + 1) / games
-            bar = "#" * int(30 * done) + "-" * (30 - int(30 * done))
-            print(
-                f"\r[{bar}] {g + 1}/{games}  W {wins} D {draws} L {losses}  "
-                f"{_time.perf_counter() - start:.1f} s",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
+            _progress_bar(g + 1, games, f"W {wins} D {draws} L {losses}", start)
     if progress:
         print(file=sys.stderr)
-    score = (wins + 0.5 * draws) / max(games, 1)
-    lo, hi = wilson_interval(wins + 0.5 * draws, games)
-    print(
-        f"{name_a} vs {name_b} at {game}, {games} games: {wins} wins, {draws} draws, {losses} losses; "
-        f"score {score:.3f} (95% CI {lo:.3f}-{hi:.3f})",
-        file=out,
-    )
-    return {"wins": wins, "draws": draws, "losses": losses, "score": score, "interval": (lo, hi)}
+    return _summary(f"{name_a} vs {name_b} at {game}", games, wins, draws, losses, out)
