@@ -1,13 +1,24 @@
-"""Time limits on an empty numba cache: how long the first searches of a fresh process take.
+"""Cold start: seconds to the first result on an empty numba cache, side by side with pgx.
 
-    python benchmarks/cold_start.py --out benchmarks/results/cold_start.json
+    python benchmarks/cold_start.py --out benchmarks/results/cold_start.json [--resume] [--quick]
 
-Each case runs in a new process with a new, empty ``NUMBA_CACHE_DIR`` (so the process, its
-workers and the compiling child all start cold), makes the env (SameGame position 2; its own
-kernels compile there, before the clock), then calls the search twice with ``--time`` seconds,
-one call right after the other. It reports each call's seconds counted from the call, playouts,
-score, ``extra["compile"]`` (the generic stand-in: :mod:`mc_envs.agents.compile_ahead`) and, for the
-parallel schemes, who searched. Nothing is asserted: it prints a table.
+Every case runs in a fresh process whose ``NUMBA_CACHE_DIR`` is a new, empty directory, then
+again in a second fresh process on the cache the first one filled ("cached"). Seconds count from
+the process's start (imports included) to the first result:
+
+- ``<Id> env``: ``gym.make``, ``reset(seed=0)`` and a first ``step`` of every id's single env
+  (target 1 s); pgx's jitted ``init`` and ``step`` for the games it has.
+- ``<Id> nmcs``, ``nrpa``, ``uct``, ``puct``, ``search_batch``: the env made, then a first search
+  (NMCS and NRPA level 1, 1,000 playouts, on the puzzles; UCT and PUCT 1,000 iterations;
+  ``PUCT.search_batch`` over 8 sub-envs, 100 simulations) (target 5 s).
+- ``<Id> vector``: :mod:`benchmarks.vector_cold` (N = 1,024; target: pgx's first step, and no
+  later step over 100 ms), where that module is present.
+- ``warmup``: ``python -m mc_envs.agents.warmup`` on an empty cache, then on the cache it filled:
+  total seconds, each entry's seconds cold and cached, peak resident memory (target 120 s, 1 GB).
+
+Each cold case also says where its compile time went: numba's ``numba:compile`` events, the
+functions of most CPU seconds of their own (their callees' compiles not counted). The report is
+written after every case; ``--resume`` skips the cases it already holds. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -15,106 +26,316 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.reporting import provenance, save_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = {
-    "nmcs1": "NMCS(level=1, seed=1)",
-    "nrpa2": "NRPA(level=2, seed=1)",
-    "root_nmcs1_w2": "NMCS(level=1, seed=1, workers=2)",
-    "distributed_nrpa2_w2": "NRPA(level=2, seed=1, workers=2, parallel='distributed')",
-    "race_nrpa2_w2": "NRPA(level=2, seed=1, workers=2, parallel='race')",
-    "uct": "UCT(seed=1)",
-}
-CHILD = """
-import json, sys, time
+PGX = {"ConnectFour-v0": "connect_four", "TicTacToe-v0": "tic_tac_toe", "Go-v0": "go_9x9"}
+TARGET = {"env": 1.0, "search": 5.0, "warmup": 120.0}
+RSS_TARGET = 2**30
+ENTRY = re.compile(r"^  (.+?)\s+([0-9.]+) s  (.+)$")  # a line of the warm-up
+QUICK = ("SameGame-v0 env", "SameGame-v0 nmcs", "ConnectFour-v0 env", "ConnectFour-v0 uct")
+
+_PROBE = r"""
+from numba.core import event
+stack, own = [], {}
+class _Compiles(event.Listener):
+    def on_start(self, ev):
+        stack.append([ev.data["dispatcher"].py_func.__qualname__, time.process_time(), 0.0])
+    def on_end(self, ev):
+        name, start, inner = stack.pop()
+        took = time.process_time() - start
+        if stack:
+            stack[-1][2] += took
+        own[name] = own.get(name, 0.0) + took - inner
+event.register("numba:compile", _Compiles())
+"""
+_OURS = r"""
+import time
+t0 = time.perf_counter()
+import json
 import gymnasium as gym
 import mc_envs
-from mc_envs.agents import NMCS, NRPA, UCT, compile_ahead
-
-if __name__ == "__main__":
-    env = gym.make("mc_envs/SameGame-v0", position=2)
-    env.reset()
-    env.unwrapped.legal_actions()
-    calls = []
-    for _ in range(2):
-        start = time.perf_counter()
-        r = {agent}.search(env, time_limit={seconds})
-        calls.append({{"seconds": round(time.perf_counter() - start, 3), "score": r.score,
-                      "playouts": r.playouts, "compile": r.extra.get("compile"),
-                      "participation": r.extra.get("participation")}})
-    print(json.dumps(calls))
-    compile_ahead.wait(timeout=300)  # the compiling child ends before its cache is removed
+AGENTS
+PROBE
+t_import = time.perf_counter()
+env = gym.make(ID)
+env.reset(seed=0)
+t_setup = time.perf_counter()
+CALL
+t_first = time.perf_counter()
+top = sorted(own.items(), key=lambda kv: -kv[1])
+print(json.dumps({"first_s": round(t_first - t0, 3), "import_s": round(t_import - t0, 3),
+                  "setup_s": round(t_setup - t_import, 3), "call_s": round(t_first - t_setup, 3),
+                  "compile_cpu_s": round(sum(own.values()), 3), "compiles": len(own),
+                  "top": [[k, round(v, 3)] for k, v in top[:8]]}))
+"""
+CALLS = {
+    "env": "env.step(int(env.unwrapped.legal_actions()[0]))",
+    "nmcs": "NMCS(level=1, seed=1).search(env, playouts=1000)",
+    "nrpa": "NRPA(level=1, seed=1).search(env, playouts=1000)",
+    "uct": "UCT(seed=1).search(env, iterations=1000)",
+    "puct": "PUCT(seed=1).search(env, iterations=1000)",
+    "search_batch": "vec = gym.make_vec(ID, num_envs=8)\nvec.reset(seed=0)\n"
+    "PUCT(seed=1).search_batch(vec, simulations=100)",
+}
+_PGX = r"""
+import time
+t0 = time.perf_counter()
+import json
+import jax
+import pgx
+env = pgx.make(GAME)
+state = jax.jit(env.init)(jax.random.PRNGKey(0))
+state = jax.block_until_ready(jax.jit(env.step)(state, state.legal_action_mask.argmax()))
+print(json.dumps({"first_s": round(time.perf_counter() - t0, 3)}))
 """
 
 
-def run_case(agent: str, seconds: float) -> list[dict]:
-    """The two calls of one case, in a new process on an empty cache."""
-    with tempfile.TemporaryDirectory(prefix="mc-envs-cold-") as cache:
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "MC_ENVS_COMPILE_AHEAD": "1"}
-        env["PYTHONPATH"] = str(ROOT)
-        script = Path(cache) / "cold_case.py"  # a file: the workers' spawn imports the main script
-        script.write_text(CHILD.format(agent=agent, seconds=seconds))
+def child(code: str, cache: str, timeout: float = 900.0) -> dict[str, Any]:
+    """Runs ``code`` in a fresh process on the numba cache ``cache``: its last JSON line, or
+    ``{"error": ...}``."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+    env["MC_ENVS_COMPILE_AHEAD"] = "0"  # no budget here is a time limit: nothing stands in
+    try:
         done = subprocess.run(
-            [sys.executable, str(script)],
+            [sys.executable, "-c", code],
             env=env,
+            cwd=str(ROOT),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
-            timeout=600,
+            timeout=timeout,
         )
-        if done.returncode != 0:
-            raise SystemExit(f"cold_start: {agent} failed:\n{done.stderr}")
-        _wait_for_compilers(cache)
-        return json.loads(done.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {timeout:.0f} s"}
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return {"error": f"exit {done.returncode}: {done.stderr.strip()[-500:]}"}
+    return json.loads(lines[-1])
 
 
-def _wait_for_compilers(cache: str, timeout: float = 300.0) -> None:
-    """Waits for the compiling children that the case's workers started (a race's): they
-    outlive their workers, and write into ``cache`` until they end (Linux: read from /proc)."""
-    mark = f"NUMBA_CACHE_DIR={cache}".encode()
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        busy = False
-        for environ in Path("/proc").glob("[0-9]*/environ"):
+def first_result(env_id: str, kind: str) -> dict[str, Any]:
+    """A case of the ``env`` or ``search`` group: cold, then cached, and pgx's where it has
+    the game (single env only)."""
+    agents = "" if kind == "env" else "from mc_envs.agents import NMCS, NRPA, PUCT, UCT"
+    code = _OURS.replace("AGENTS", agents).replace("PROBE", _PROBE).replace("CALL", CALLS[kind])
+    code = code.replace("ID", repr(env_id))
+    with tempfile.TemporaryDirectory(prefix="mc-envs-cold-") as cache:
+        cold = child(code, cache)
+        cached = child(code, cache)
+    short = env_id.partition("/")[2]
+    peer = None
+    if kind == "env" and short in PGX:
+        peer = child(_PGX.replace("GAME", repr(PGX[short])), tempfile.gettempdir())
+    group = "env" if kind == "env" else "search"
+    return {"group": group, "call": CALLS[kind], "cold": cold, "cached": cached, "pgx": peer}
+
+
+def vector_case(env_id: str, steps: int, cap: float) -> dict[str, Any]:
+    """``benchmarks/vector_cold.py``'s cold start of the vector env at N = 1,024, and pgx's."""
+    try:
+        from benchmarks import vector_cold
+    except ImportError:
+        return {"group": "vector", "skipped": "benchmarks/vector_cold.py is not on this tree"}
+    ours = vector_cold.vector_cold(env_id, 1024, steps=steps, cap=cap)
+    game = PGX.get(env_id.partition("/")[2])
+    peer = vector_cold.pgx_cold(game, 1024) if game else None
+    return {"group": "vector", "cold": ours, "pgx": peer}
+
+
+def _tree_memory(pid: int, peak: dict[str, int], stop: threading.Event) -> None:
+    """Samples ``pid`` and its descendants every 0.1 s: the peak of their summed resident memory
+    (``peak["sum"]``) and the largest peak of one of them (``peak["max"]``, VmHWM), bytes."""
+    while not stop.wait(0.1):
+        parents: dict[int, int] = {}
+        status: dict[int, dict[str, int]] = {}
+        for proc in Path("/proc").glob("[0-9]*"):
             try:
-                busy = busy or mark in environ.read_bytes().split(b"\0")
-            except OSError:
+                fields = dict(
+                    line.split(":", 1) for line in (proc / "status").read_text().splitlines()
+                )
+                parents[int(proc.name)] = int(fields["PPid"])
+                status[int(proc.name)] = {
+                    k: int(fields[k].split()[0]) * 1024 for k in ("VmRSS", "VmHWM") if k in fields
+                }
+            except (OSError, ValueError, KeyError):
                 continue
-        if not busy:
-            return
-        time.sleep(0.5)
+        tree, grew = {pid}, True
+        while grew:
+            more = {p for p, parent in parents.items() if parent in tree} - tree
+            tree |= more
+            grew = bool(more)
+        peak["sum"] = max(peak["sum"], sum(status.get(p, {}).get("VmRSS", 0) for p in tree))
+        peak["max"] = max([peak["max"], *(status.get(p, {}).get("VmHWM", 0) for p in tree)])
+
+
+def warmup_run(cache: str, levels: int) -> dict[str, Any]:
+    """``python -m mc_envs.agents.warmup LEVELS`` on ``cache``: seconds, entries, memory."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mc_envs.agents.warmup", str(levels)],
+        env=env,
+        cwd=str(ROOT),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    peak, stop = {"sum": 0, "max": 0}, threading.Event()
+    sampler = threading.Thread(target=_tree_memory, args=(proc.pid, peak, stop), daemon=True)
+    sampler.start()
+    out, err = proc.communicate(timeout=3600)
+    stop.set()
+    sampler.join()
+    entries = {}
+    for line in out.splitlines():
+        entry = ENTRY.match(line)
+        if entry:
+            name, seconds, what = entry.groups()
+            entries[name] = {"seconds": float(seconds), "compiled": what.startswith("compiled")}
+    return {
+        "seconds": round(time.perf_counter() - start, 2),
+        "exit": proc.returncode,
+        "peak_rss_sum": peak["sum"],
+        "peak_rss_max": peak["max"],
+        "entries": entries,
+        **({"error": err.strip()[-500:]} if proc.returncode else {}),
+    }
+
+
+def warmup_case(levels: int) -> dict[str, Any]:
+    """The warm-up on an empty cache, then again on the cache it filled."""
+    with tempfile.TemporaryDirectory(prefix="mc-envs-cold-") as cache:
+        cold = warmup_run(cache, levels)
+        cached = warmup_run(cache, levels)
+    return {"group": "warmup", "levels": levels, "cold": cold, "cached": cached}
+
+
+def cases(env_ids: list[str]) -> list[tuple[str, str, str]]:
+    """Every case: (name, env id, kind), an id's cases together."""
+    from mc_envs.registry import GAMES
+
+    puzzles = {game.env_id for game in GAMES if game.players == 1}
+    out = []
+    for env_id in env_ids:
+        short = env_id.partition("/")[2]
+        kinds = ["env", *(["nmcs", "nrpa"] if env_id in puzzles else [])]
+        for kind in (*kinds, "uct", "puct", "search_batch", "vector"):
+            out.append((f"{short} {kind}", env_id, kind))
+    first = [case for case in out if case[0] in QUICK]  # the issue's cases, then the warm-up
+    return [*first, ("warmup", "", "warmup"), *(case for case in out if case not in first)]
+
+
+def line(name: str, case: dict[str, Any]) -> str:
+    """A case's printed figures with their ratios to the target."""
+    if "skipped" in case:
+        return f"{name:<34} skipped: {case['skipped']}"
+    cold, cached, peer = case["cold"], case.get("cached") or {}, case.get("pgx") or {}
+    if "error" in cold:
+        return f"{name:<34} error: {cold['error']}"
+    if case["group"] == "warmup":
+        return (
+            f"{name:<34} {cold['seconds']:7.1f} s cold ({cold['seconds'] / 120:.2f} of 120 s), "
+            f"{cached.get('seconds', 0):.1f} s cached; peak RSS: one process "
+            f"{cold['peak_rss_max'] / 2**20:,.0f} MB, all at once {cold['peak_rss_sum'] / 2**20:,.0f}"
+            f" MB ({cold['peak_rss_sum'] / RSS_TARGET:.2f} of 1 GB)"
+        )
+    if case["group"] == "vector":
+        worst = cold.get("worst_later_step_s", 0.0)
+        ratio = (
+            f" ({cold['first_step_s'] / peer['first_step_s']:.2f}x pgx)"
+            if peer.get("first_step_s")
+            else ""
+        )
+        return (
+            f"{name:<34} {cold['first_step_s']:7.2f} s first step{ratio}, worst later step "
+            f"{worst * 1e3:.0f} ms ({worst / 0.1:.2f} of 100 ms)"
+        )
+    target = TARGET[case["group"]]
+    pgx = f"  pgx {peer['first_s']:.2f} s" if "first_s" in peer else ""
+    top = ", ".join(f"{n} {s:.1f}" for n, s in cold["top"][:3])
+    return (
+        f"{name:<34} {cold['first_s']:7.2f} s cold ({cold['first_s'] / target:.2f} of {target:g} s),"
+        f" {cached.get('first_s', float('nan')):.2f} s cached; compile {cold['compile_cpu_s']:.1f}"
+        f" CPU s ({top}){pgx}"
+    )
+
+
+def markdown(report: dict) -> str:
+    """The results page's tables: first results (env and search cases), and the warm-up's
+    entries, cold and cached."""
+    rows = ["| case | cold | cached | target | pgx |", "|---|---|---|---|---|"]
+    for name, case in report["cases"].items():
+        if case["group"] not in TARGET or "first_s" not in case["cold"]:
+            continue
+        cached, peer = case["cached"].get("first_s"), (case.get("pgx") or {}).get("first_s")
+        rows.append(
+            f"| `{name}` | {case['cold']['first_s']:.2f} s | "
+            + ("-" if cached is None else f"{cached:.2f} s")
+            + f" | {TARGET[case['group']]:g} s | "
+            + ("-" if peer is None else f"{peer:.2f} s")
+            + " |"
+        )
+    warmup = report["cases"].get("warmup")
+    if warmup and "entries" in warmup["cold"]:
+        cold, cached = warmup["cold"], warmup["cached"]
+        rows += ["", "| compiled entry point | cold | cached |", "|---|---|---|"]
+        for name, entry in cold["entries"].items():
+            again = cached["entries"].get(name, {}).get("seconds")
+            rows.append(
+                f"| {name} | {entry['seconds']:.2f} s | "
+                + ("-" if again is None else f"{again:.2f} s")
+                + " |"
+            )
+        rows.append(f"| the whole warm-up | {cold['seconds']:.1f} s | {cached['seconds']:.1f} s |")
+    return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--time", type=float, default=8.0)
-    parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=list(CASES))
     parser.add_argument("--out", default="benchmarks/out/cold_start.json")
+    parser.add_argument("--resume", action="store_true", help="skip the cases the report holds")
+    parser.add_argument("--quick", action="store_true", help="only: " + ", ".join(QUICK))
+    parser.add_argument("--cases", nargs="+", help="only these cases (names as printed)")
+    parser.add_argument("--levels", type=int, default=2, help="the warm-up's levels")
+    parser.add_argument("--steps", type=int, default=5000, help="later vector steps timed")
+    parser.add_argument("--cap", type=float, default=60.0, help="vector stepping, seconds at most")
+    parser.add_argument("--markdown", action="store_true", help="print the report's tables only")
     args = parser.parse_args(argv)
-    report = {**provenance(argv), "time_limit": args.time, "cases": {}}
-    for name in args.cases:
-        calls = run_case(CASES[name], args.time)
-        report["cases"][name] = {"agent": CASES[name], "calls": calls}
-        for i, call in enumerate(calls):
-            note = call["compile"] or {}
-            who = call["participation"] or {}
-            print(
-                f"{name:<22} call {i}: {call['seconds']:6.2f} s  {call['playouts']:>9,} playouts"
-                f"  score {call['score']:>6}  generic {note.get('generic_seconds', 0):5.2f} s"
-                f"  caller tasks {who.get('caller_tasks', '-')}",
-                flush=True,
-            )
-    save_report(Path(args.out), report)
-    print(f"report: {args.out}")
+    if args.markdown:
+        print(markdown(json.loads(Path(args.out).read_text())))
+        return {}
+    from mc_envs.registry import ENVS
+
+    out = Path(args.out)
+    report = {**provenance(argv), "targets": TARGET, "cases": {}}
+    if args.resume and out.exists():
+        report["cases"] = json.loads(out.read_text())["cases"]
+    wanted = args.cases or (QUICK if args.quick else None)
+    for name, env_id, kind in cases(sorted(ENVS)):
+        if (wanted and name not in wanted) or name in report["cases"]:
+            continue
+        if kind == "warmup":
+            case = warmup_case(args.levels)
+        elif kind == "vector":
+            case = vector_case(env_id, args.steps, args.cap)
+        else:
+            case = first_result(env_id, kind)
+        report["cases"][name] = case
+        save_report(out, report)
+        print(line(name, case), flush=True)
+    print(f"report: {out}")
     return report
 
 

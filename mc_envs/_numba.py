@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 import types
 from collections.abc import Callable
@@ -32,6 +33,7 @@ NOT_COMPILED = (
     "agents/alphazero/",
     "agents/checkpoint.py",
     "agents/compile_ahead.py",
+    "agents/warmup/",
     "agents/gtp_player.py",
     "agents/specs.py",
     "extras.py",
@@ -93,18 +95,59 @@ def _configure() -> None:
     # microseconds: GNU OpenMP's default spin (300,000 rounds) after each keeps a thread busy
     # through the Python work between steps; a short spin serves the next step without that.
     os.environ.setdefault("GOMP_SPINCOUNT", "30000")
-    import numba
+    from numba.core import config
 
     # numba.config defines its settings at run time (from the environment): no type declares them.
-    numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]  # type: ignore[attr-defined]
+    config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]  # type: ignore[attr-defined]
+    _skip_blas_probe()
+
+
+def _skip_blas_probe() -> None:
+    """Imports numba's array maths without its BLAS probe, which imports scipy.linalg (0.6 s of
+    every process's first kernel, cached or not, when scipy is installed) to choose the inner
+    loop of ``np.trapz``; no kernel here uses BLAS, and ``np.dot`` in compiled code still finds
+    it (numba looks again when such a call compiles)."""
+    probe = "scipy.linalg.cython_blas"
+    if probe in sys.modules or "numba.np.arraymath" in sys.modules:
+        return
+    sys.modules[probe] = None  # type: ignore[assignment]  # an import of it raises ImportError
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        del sys.modules[probe]
 
 
 _configure()
 
 import numba  # noqa: E402
 import numba.extending  # noqa: E402
+from numba.core import types as _types  # noqa: E402
+from numba.core.registry import CPUDispatcher  # noqa: E402
 
-njit = numba.njit
+
+class Dispatcher(CPUDispatcher):
+    """numba's CPU dispatcher, but a call from compiled code compiles one specialization whatever
+    constants it passes: numba would type ``f(x, 0)`` with ``Literal[int](0)`` and compile ``f``
+    (and everything it calls with that argument) a second time next to ``f(x, i)``."""
+
+    def get_call_template(self, args: Any, kws: Any) -> Any:
+        args = tuple(_types.unliteral(a) for a in args)
+        kws = {k: _types.unliteral(v) for k, v in kws.items()}
+        return super().get_call_template(args, kws)
+
+
+def njit(fn: Callable[..., Any] | None = None, *, cache: bool = False, **options: Any) -> Any:
+    """``numba.njit`` with :class:`Dispatcher`: the same options, one specialization per
+    argument types (constants count as their type)."""
+
+    def wrap(py_func: Callable[..., Any]) -> Any:
+        targetoptions = {"nopython": True, **options}
+        dispatcher = Dispatcher(py_func=py_func, locals={}, targetoptions=targetoptions)
+        if cache:
+            dispatcher.enable_caching()
+        return dispatcher
+
+    return wrap if fn is None else wrap(fn)
 
 
 def intrinsic(typing: Callable[..., Any]) -> Callable[..., Any]:
@@ -146,7 +189,7 @@ def instantiate(
     )
     fn.__qualname__ = f"{template.__qualname__}__{suffix}"
     fn.__module__ = template.__module__
-    dispatcher = numba.njit(
+    dispatcher = njit(
         cache=True, nogil=True, parallel=parallel, inline="always" if inline else "never"
     )(fn)
     if namespace.get(template.__name__) is template:  # a self-call stays a self-call

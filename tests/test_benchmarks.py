@@ -212,12 +212,27 @@ def test_the_inference_sweep_scores_every_setting_on_the_informative_positions(t
         assert row["preserved"] == kept
 
 
-def test_cold_start_times_two_calls_on_an_empty_cache(tmp_path):
+def test_cold_time_limit_times_two_calls_on_an_empty_cache(tmp_path):
     out = tmp_path / "cold.json"
-    bench("cold-start", "--cases", "nmcs1", "--time", "1", "--out", str(out))
+    bench("cold-time-limit", "--cases", "nmcs1", "--time", "1", "--out", str(out))
     (first, second) = json.loads(out.read_text())["cases"]["nmcs1"]["calls"]
     assert first["compile"]["cold"] and first["playouts"] > 0 and first["seconds"] < 2.0
     assert second["seconds"] < 2.0 and second["score"] > 0
+
+
+def test_cold_start_measures_a_first_step_cold_then_cached_and_resumes(tmp_path, capsys):
+    out = tmp_path / "cold.json"
+    case = "TicTacToe-v0 env"
+    bench("cold-start", "--cases", case, "--out", str(out))
+    report = json.loads(out.read_text())
+    cold, cached = report["cases"][case]["cold"], report["cases"][case]["cached"]
+    assert cold["compiles"] > 0 and cached["compiles"] == 0  # the second process loads it all
+    assert cold["first_s"] >= cold["import_s"] + cold["call_s"] > 0
+    assert report["cases"][case]["pgx"]["first_s"] > 0
+    assert f"{case} " in capsys.readouterr().out
+    bench("cold-start", "--cases", case, "--resume", "--out", str(out))
+    assert json.loads(out.read_text())["cases"] == report["cases"]  # nothing measured again
+    assert f"{case} " not in capsys.readouterr().out
 
 
 def _greedy_report(path, position, seed, pick):

@@ -323,7 +323,7 @@ def _figures_from_the_reports():
             figures.append(f"{score:.3f}")
     value = _report("connect4_value_moves_lr.json")["summary"]["puct200_model"]["informative"]
     figures.append(f"{value['share']:.3f}")
-    for case in _report("cold_start.json")["cases"].values():
+    for case in _report("cold_time_limit.json")["cases"].values():
         call = case["calls"][0]
         figures.append(f"{call['seconds']:.2f} s, {call['playouts']:,}, {call['score']:,.0f}")
     for name in sorted(REPORTS.glob("cluster_bench_l3_*.json")):

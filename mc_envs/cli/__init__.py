@@ -8,10 +8,7 @@ records lists them. Benchmarks are scripts of the source tree (python benchmarks
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
-import time
-from typing import Any
 
 from mc_envs.cli.games import add_game_flags, env_kwargs, game_name
 from mc_envs.cli.gtp_engine import add_parser as add_gtp_parser
@@ -23,43 +20,9 @@ from mc_envs.cli.solve import cmd_solve
 from mc_envs.registry import find, names
 
 
-def warm_here(levels: int, say: Any = None) -> str:
-    """Compiles (or loads) every kernel and search of this machine into its numba cache; returns
-    what it did, one line per env, each also given to ``say`` as it is done. Run on every node of
-    a cluster by ``warmup --address``."""
-    import gymnasium as gym
-
-    import mc_envs
-    from mc_envs._numba import cache_dir
-    from mc_envs.agents import NMCS, NRPA, UCT
-
-    lines: list[str] = []
-
-    def line(text: str) -> None:
-        lines.append(text)
-        if say is not None:
-            say(text)
-
-    line(f"numba cache: {cache_dir()} (on {socket.gethostname()})")
-    for env_id in sorted(mc_envs.ENVS):
-        start = time.perf_counter()
-        env = gym.make(env_id)
-        env.reset(seed=0)
-        UCT().search(env, iterations=2)
-        if getattr(env.unwrapped.kernel, "player", None) is None:  # puzzles
-            for level in range(levels + 1):
-                NMCS(level=level).search(env, playouts=1)
-            for level in range(1, levels + 1):
-                NRPA(level=level).search(env, playouts=1)
-        for threads in (1, 2):  # the vector env's serial and parallel steps
-            vec = gym.make_vec(env_id, num_envs=2, threads=threads)
-            vec.reset(seed=0)
-            vec.step(vec.action_masks().argmax(1))
-        line(f"{env_id}: ready in {time.perf_counter() - start:.1f} s")
-    return "\n".join(lines)
-
-
 def cmd_warmup(args: argparse.Namespace) -> int:
+    from mc_envs.agents.warmup import warm_here
+
     if args.address is None:
         warm_here(args.levels, say=lambda text: print(text, flush=True))
         return 0
