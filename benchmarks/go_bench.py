@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.reporting import provenance, save_report  # noqa: E402
+from benchmarks.reporting import playouts_from_start, provenance, save_report  # noqa: E402
 from benchmarks.reporting import run_child as measured_apart  # noqa: E402
 
 GO_ID = "mc_envs/Go-v0"
@@ -96,19 +96,7 @@ def _pgx_steps(n: int, seconds: float, seed: int = 0) -> dict:
 
 
 def _playouts(seconds: float) -> dict:
-    import gymnasium as gym
-    import numpy as np
-
-    import mc_envs  # noqa: F401
-
-    base = gym.make(GO_ID).unwrapped
-    base.reset(seed=0)
-    kernel = base.kernel
-    root = base.state_view.copy()
-    ws = kernel.workspace(root)
-    seq = np.zeros(kernel.max_moves + 1, dtype=np.int64)
-    rng = np.array([12345], dtype=np.uint64)
-    state = root.copy()
+    kernel, root, state, ws, seq, rng = playouts_from_start(GO_ID)
     kernel.playout(state, 0, rng, ws, seq, 0)  # compile or load
     playouts = moves = 0
     start = time.perf_counter()

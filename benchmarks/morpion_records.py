@@ -28,14 +28,7 @@ sys.path.insert(0, str(ROOT))
 import gymnasium as gym  # noqa: E402
 
 import mc_envs  # noqa: E402, F401
-from benchmarks.reporting import (  # noqa: E402
-    drop_checkpoint,
-    interrupted,
-    previous_runs,
-    provenance,
-    save_report,
-    timed_search,
-)
+from benchmarks import reporting  # noqa: E402
 from mc_envs.agents import NMCS, NRPA  # noqa: E402
 from mc_envs.records import make_record, verify_record, write_record  # noqa: E402
 
@@ -62,8 +55,8 @@ def play(args: argparse.Namespace, variant: str, solution: Path) -> dict:
     env.reset()
     agent = make_agent(args, variant)
     checkpoint = solution.with_name(solution.name.replace("_solution.json", ".ck.json"))
-    run = timed_search(agent, env, args.time, checkpoint=checkpoint, resume=args.resume)
-    interrupted(run, variant)
+    run = reporting.timed_search(agent, env, args.time, checkpoint=checkpoint, resume=args.resume)
+    reporting.interrupted(run, variant)
     record = make_record(
         env_id=ENV_IDS[variant],
         env_kwargs={},
@@ -149,8 +142,10 @@ def main(argv: list[str] | None = None) -> None:
         f"{'var':>3} {'ours':>5} {'found at s':>9} {'playouts':>12} "
         + " ".join(f"{c:>13}" for c in COLUMNS)
     )
-    origin = provenance(argv)
-    runs = previous_runs(out, "variants", "variant", sorted(ENV_IDS)) if args.resume else []
+    origin = reporting.provenance(argv)
+    runs = (
+        reporting.previous_runs(out, "variants", "variant", sorted(ENV_IDS)) if args.resume else []
+    )
     for run in runs:
         print(row(run))
     for variant in args.variants:
@@ -173,8 +168,10 @@ def main(argv: list[str] | None = None) -> None:
             "published": PUBLISHED,
             "variants": runs,
         }
-        save_report(out, report)  # after every variant
-        drop_checkpoint(solution.with_name(solution.name.replace("_solution.json", ".ck.json")))
+        reporting.save_report(out, report)  # after every variant
+        reporting.drop_checkpoint(
+            solution.with_name(solution.name.replace("_solution.json", ".ck.json"))
+        )
     print(f"wrote {out}")
     if args.plot and runs:
         png = out.with_suffix(".png")

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -151,3 +151,32 @@ def run_child(script: str | Path, spec: dict, timeout: float) -> dict:
         tail = " | ".join(stderr.strip().splitlines()[-3:])
         return {"error": f"exit {proc.returncode}: {tail}"}
     return json.loads(lines[-1])
+
+
+class Playouts(NamedTuple):
+    """A kernel's playouts from an env's start: ``state[:] = root``, then
+    ``kernel.playout(state, 0, rng, ws, seq, 0)``, again and again."""
+
+    kernel: Any
+    root: Any
+    state: Any
+    ws: Any
+    seq: Any
+    rng: Any
+
+
+def playouts_from_start(env_id: str) -> Playouts:
+    """What :class:`Playouts` needs for ``env_id`` after ``reset(seed=0)`` (the random stream
+    seeded 12345)."""
+    import gymnasium as gym
+    import numpy as np
+
+    import mc_envs  # noqa: F401
+
+    base = gym.make(env_id).unwrapped
+    base.reset(seed=0)
+    kernel = base.kernel
+    root = base.state_view.copy()
+    seq = np.zeros(kernel.max_moves + 1, dtype=np.int64)
+    rng = np.array([12345], dtype=np.uint64)
+    return Playouts(kernel, root, root.copy(), kernel.workspace(root), seq, rng)

@@ -32,15 +32,7 @@ sys.path.insert(0, str(ROOT))
 import gymnasium as gym  # noqa: E402
 
 import mc_envs  # noqa: E402, F401
-from benchmarks.reporting import (  # noqa: E402
-    best_at,
-    drop_checkpoint,
-    interrupted,
-    previous_runs,
-    provenance,
-    save_report,
-    timed_search,
-)
+from benchmarks import reporting  # noqa: E402
 from mc_envs.agents import NMCS, NRPA  # noqa: E402
 
 COLUMNS = {
@@ -114,8 +106,8 @@ def play(
     env = gym.make("mc_envs/SameGame-v0", position=position).unwrapped
     env.reset()
     agent = make_agent(args, position, warm)
-    found = timed_search(agent, env, args.time_per_position, checkpoint, args.resume)
-    interrupted(found, f"position {position}")
+    found = reporting.timed_search(agent, env, args.time_per_position, checkpoint, args.resume)
+    reporting.interrupted(found, f"position {position}")
     run = {"position": position, **found}
     if replayed(position, run["actions"]) != run["score"]:
         raise RuntimeError(f"position {position}: the game found does not replay to its score")
@@ -140,7 +132,7 @@ def plot(runs: list[dict], path: Path, title: str) -> None:
     ax1.legend(fontsize=6, ncol=2)
     horizon = max(max(t for t, _ in run["trace"]) for run in runs)
     grid = [horizon * i / 200 for i in range(201)]
-    totals = [sum(best_at(run["trace"], t) for run in runs) for t in grid]
+    totals = [sum(reporting.best_at(run["trace"], t) for run in runs) for t in grid]
     ax2.plot(grid, totals, label=f"ours: {totals[-1]:,.0f}")
     table = published()
     for name, color in zip(COLUMNS, ("tab:gray", "tab:red", "tab:green")):
@@ -182,7 +174,7 @@ def write_report(
         "published_totals": {n: sum(table[r["position"]][n] for r in runs) for n in names},
         "positions": sorted(runs, key=lambda r: r["position"]),
     }
-    save_report(out, report)
+    reporting.save_report(out, report)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -254,8 +246,10 @@ def main(argv: list[str] | None = None) -> None:
         args.out
         or ROOT / "benchmarks" / "out" / f"samegame_standard_{args.algo}_l{args.level}.json"
     )
-    origin = provenance(argv)
-    runs = previous_runs(out, "positions", "position", args.positions) if args.resume else []
+    origin = reporting.provenance(argv)
+    runs = (
+        reporting.previous_runs(out, "positions", "position", args.positions) if args.resume else []
+    )
     if runs:
         print(f"resuming from {out}: positions {[r['position'] for r in runs]} already played")
     for run in runs:
@@ -270,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
         runs.append(run)
         print_row(run, table, names)
         write_report(out, args, origin, runs, table, names)  # after every position
-        drop_checkpoint(checkpoint)
+        reporting.drop_checkpoint(checkpoint)
     ours = sum(r["score"] for r in runs)
     totals = {n: sum(table[r["position"]][n] for r in runs) for n in names}
     print(

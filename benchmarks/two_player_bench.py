@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
+from pathlib import Path
 
-import gymnasium as gym
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import mc_envs  # noqa: F401
-from mc_envs.agents import UCT
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+
+import mc_envs  # noqa: E402, F401
+from benchmarks.reporting import playouts_from_start  # noqa: E402
+from mc_envs.agents import UCT  # noqa: E402
 
 GAMES = {
     "connect_four": ("mc_envs/ConnectFour-v0", "connect_four_v3", "connect_four"),
@@ -72,14 +77,7 @@ def pettingzoo_steps(name: str, seconds: float) -> float:
 
 
 def our_playouts(env_id: str, seconds: float) -> float:
-    base = gym.make(env_id).unwrapped
-    base.reset(seed=0)
-    kernel = base.kernel
-    root = base.state_view.copy()
-    ws = kernel.workspace(root)
-    seq = np.zeros(kernel.max_moves + 1, dtype=np.int64)
-    rng = np.array([12345], dtype=np.uint64)
-    state = root.copy()
+    kernel, root, state, ws, seq, rng = playouts_from_start(env_id)
 
     def batch() -> int:
         for _ in range(1000):

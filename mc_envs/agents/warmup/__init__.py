@@ -38,7 +38,7 @@ def warm_here(levels: int = 2, say: Callable[[str], None] | None = None) -> str:
 
     start = time.perf_counter()
     line(f"numba cache: {cache_dir()} (on {socket.gethostname()}; {CHILDREN} processes)")
-    left = {}
+    left: dict[str, list[str]] = {}
     for entry in entries(levels):
         left.setdefault(entry.env_id, []).append(entry.name)
     seconds: dict[str, float] = {}

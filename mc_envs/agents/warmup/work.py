@@ -65,7 +65,7 @@ def run_entry(entry: Entry, envs: dict[str, Any]) -> None:
         env = envs[entry.env_id] = gym.make(entry.env_id)
         env.reset(seed=0)
     if entry.kind == "env":
-        base = env.unwrapped
+        base: Any = env.unwrapped  # a planning env (mc_envs.core)
         base.restore_state(base.clone_state())
         env.step(int(base.legal_actions()[0]))
         env.reset(seed=0)
@@ -77,7 +77,7 @@ def run_entry(entry: Entry, envs: dict[str, Any]) -> None:
         (UCT if entry.kind == "uct" else PUCT)().search(env, iterations=2)
     else:
         threads = entry.arg if entry.kind == "vector" else 1
-        vec = gym.make_vec(entry.env_id, num_envs=2, threads=threads)
+        vec: Any = gym.make_vec(entry.env_id, num_envs=2, threads=threads)  # mc_envs.vector
         vec.reset(seed=0)
         if entry.kind == "vector":
             vec.step(vec.action_masks().argmax(1))
