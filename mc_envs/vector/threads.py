@@ -16,6 +16,7 @@ from typing import Any
 
 import numba
 
+from mc_envs._numba import is_cached
 from mc_envs.kernel import Kernel
 from mc_envs.vector.compiled import (
     NO_OPPONENT,
@@ -91,7 +92,8 @@ class Compiling:
     def _compile(self, entry: Any, signature: tuple, recipe: bytes) -> None:
         start = time.perf_counter()
         try:
-            if signature not in entry.overloads:  # (threads=k compiled it here already)
+            # compiled here already (threads=k), or in the cache (then only loaded): no child
+            if signature not in entry.overloads and not is_cached(entry):
                 with Compiling._one_child:
                     self.in_child = _compile_in_child(recipe)
             entry.compile(signature)  # loaded from the cache when the child compiled it
