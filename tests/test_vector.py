@@ -171,30 +171,30 @@ def test_the_automatic_choice_is_tried_again_and_follows_the_faster_kind(monkeyp
     monkeypatch.setattr(runner, "_run", lambda parallel, args: kinds.append(parallel))
     assert runner.parallel is None
     for _ in range(5):  # serial steps while the parallel entry point compiles; no trial
-        runner(STEP, None, None, None, None, None)
+        runner(STEP, None, None, (), (), ())
     assert kinds == [False] * 5 and runner.parallel is None
     compiled.set()
     kinds.clear()
     for _ in range(2 * threads.RUN):
-        runner(STEP, None, None, None, None, None)
+        runner(STEP, None, None, (), (), ())
     assert runner.parallel is None and kinds == [False] * threads.RUN + [True] * threads.RUN
-    runner(STEP, None, None, None, None, None)
+    runner(STEP, None, None, (), (), ())
     assert runner.parallel is True and kinds[-1] is True
     cost.update({False: 1.0, True: 3.0})  # the second core stops paying
     for _ in range(threads.WATCH - 1):
-        runner(STEP, None, None, None, None, None)
+        runner(STEP, None, None, (), (), ())
     assert kinds[-threads.WATCH :] == [True] * threads.WATCH and runner.parallel is True
     for _ in range(2 * threads.RUN + 1):
-        runner(STEP, None, None, None, None, None)
+        runner(STEP, None, None, (), (), ())
     assert runner.parallel is False and kinds[-1] is False
     start = len(kinds) - 1  # the step the trial chose at: the first of the kept kind
     watch, run = threads.WATCH, threads.RUN
     for _ in range(3 * watch + 4 * run):
-        runner(STEP, None, None, None, None, None)
+        runner(STEP, None, None, (), (), ())
     trials = [i - run for i, kind in enumerate(kinds[start:]) if kind][::run]  # where they began
     assert trials == [watch, watch + 2 * run + 2 * watch]  # a trial that kept it: twice as long
     assert runner.parallel is False and not any(kinds[start + trials[1] + 2 * run :])
-    runner(RESET, None, None, None, None, None)  # not a step: the kept kind, no trial
+    runner(RESET, None, None, (), (), ())  # not a step: the kept kind, no trial
     assert kinds[-1] is False and runner.parallel is False
 
 

@@ -179,9 +179,12 @@ def _write_outputs(lo, hi, legal, n_legal, masks, obs, out_masks, out_obs):
 # One kernel, not per-sub-env helpers: numba's inlining copies each helper's IR (0.6 s more
 # compilation at Connect Four), and a helper reading the buffers from their NamedTuple at each
 # sub-env reference-counts every array there (steps 6x slower).
-def _range(op, lo, hi, actions, where, b, c, out):  # pragma: no cover (compiled)
+def _range(op, lo, hi, actions, where, buffers, config, outputs):  # pragma: no cover (compiled)
     # The serial entry point, and each chunk of the parallel one: op for sub-envs lo..hi (RESET:
     # those of `where`; STEP: with `actions`, writing `out`), each part of the work written once.
+    # The three records come as plain tuples (numba types a NamedTuple argument in Python, 14 us
+    # a call) and are named here.
+    b, c, out = Buffers(*buffers), Config(*config), Outputs(*outputs)
     states, ws, legal, n_legal, masks = b.states, b.ws, b.legal, b.n_legal, b.masks
     players, scores, rewards = b.players, b.scores, b.rewards
     terminated, illegal, autoreset, cut = b.terminated, b.illegal, b.autoreset, b.cut
@@ -262,8 +265,9 @@ def serial_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> Entry:
     ``op`` is :data:`STEP` (each sub-env steps with ``actions[i]``, or resets where
     ``buffers.autoreset``, and the outputs are written to ``out``), :data:`RESET` (the sub-envs
     where ``where`` is True are reset) or :data:`REFRESH` (every derived buffer recomputed from
-    the states, after a restore). Each argument has one type whatever ``op`` is, so that the
-    entry point is compiled once.
+    the states, after a restore). ``buffers``, ``config`` and ``out`` are :class:`Buffers`,
+    :class:`Config` and :class:`Outputs` as plain tuples (``tuple(record)``). Each argument has
+    one type whatever ``op`` is, so that the entry point is compiled once.
 
     Raises:
         ValueError: the kernel has no ``observe`` function (a game that cannot run compiled).

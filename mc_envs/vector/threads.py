@@ -184,7 +184,7 @@ class Runner:
     ) -> None:
         """Does ``op`` (:data:`~mc_envs.vector.compiled.STEP`, ``RESET``, ``REFRESH``) with the
         entry points' arguments."""
-        args = (op, actions, where, buffers, config, out)
+        args = (op, actions, where, tuple(buffers), tuple(config), tuple(out))  # (_range's note)
         parallel = bool(self.parallel)
         if self._watch and op == STEP and self._ready():
             parallel = self._next()
