@@ -326,6 +326,7 @@ def _figures_from_the_reports():
     for case in _report("cold_time_limit.json")["cases"].values():
         call = case["calls"][0]
         figures.append(f"{call['seconds']:.2f} s, {call['playouts']:,}, {call['score']:,.0f}")
+    figures += _cold_start_rows(_report("cold_start.json"))
     for name in sorted(REPORTS.glob("cluster_bench_l3_*.json")):
         rates = {
             (m["scheme"], m["workers"]): m["playouts_per_s"] for m in _report(name.name)["measured"]
@@ -345,6 +346,23 @@ def _figures_from_the_reports():
         f"{selfplay['together']['ratio']:.1f}x",
     ]
     return figures
+
+
+def _cold_start_rows(report):
+    """The rows of the results page's cold-start tables, from benchmarks/cold_start.py's report:
+    first results cold and cached, and the warm-up's entries."""
+    rows = []
+    for name, case in report["cases"].items():
+        if case["group"] in ("env", "search") and "first_s" in case["cold"]:
+            cached = case["cached"].get("first_s")
+            again = "-" if cached is None else f"{cached:.2f} s"
+            rows.append(f"| `{name}` | {case['cold']['first_s']:.2f} s | {again} |")
+    warmup = report["cases"].get("warmup")
+    if warmup and "entries" in warmup["cold"]:
+        for name, entry in warmup["cold"]["entries"].items():
+            rows.append(f"| {name} | {entry['seconds']:.2f} s |")
+        rows.append(f"| the whole warm-up | {warmup['cold']['seconds']:.1f} s |")
+    return rows
 
 
 def test_the_results_page_has_the_figures_of_its_reports():
