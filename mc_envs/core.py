@@ -463,7 +463,7 @@ class PlanningEnv(gym.Env[np.ndarray, np.int64]):
             f"{self.game} has no playout policy {name!r}; it has {sorted(self.kernel.policies)}"
         )
 
-    def render(self):
+    def render(self) -> str | np.ndarray | None:
         """Renders as set by ``render_mode``: ``"ansi"`` returns text, ``"rgb_array"`` an
         ``H x W x 3`` uint8 frame drawn offscreen, ``"human"`` shows the state in a window at
         ``metadata["render_fps"]``. The pygame modes import :mod:`render` (and pygame) only now;

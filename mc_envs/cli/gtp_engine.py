@@ -137,18 +137,15 @@ class GtpEngine:
         Raises:
             ValueError: a size or komi the env refuses.
         """
-        import gymnasium as gym
+        from mc_envs.envs.go import GoEnv  # mc_envs/Go-v0
 
-        import mc_envs  # noqa: F401  (registers the ids)
-
-        env = gym.make(
-            "mc_envs/Go-v0",
+        env = GoEnv(
             size=size,
             komi=komi,
             max_moves=self.max_moves,
             illegal_action="raise",
             render_mode="ansi",
-        ).unwrapped
+        )
         env.reset(seed=0)
         self.env, self.size, self.komi = env, size, komi
         self.moves: list[int] = []  # the env's moves, passes put in for out-of-turn moves included
@@ -253,7 +250,7 @@ class GtpEngine:
         return ""
 
     def cmd_showboard(self, args: list[str]) -> str:
-        return "\n" + self.env.render().rstrip("\n")
+        return "\n" + str(self.env.render()).rstrip("\n")
 
     def cmd_final_score(self, args: list[str]) -> str:
         black, white = self.env.area()
@@ -265,7 +262,7 @@ class GtpEngine:
         values = tuple(_number(a) for a in args[:3])
         if min(values) < 0:
             raise GtpFailure("syntax error: time settings are not negative")
-        self.time_settings = values  # type: ignore[assignment]
+        self.time_settings = values
         self.time_left = {}
         return ""
 

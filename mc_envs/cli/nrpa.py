@@ -67,12 +67,14 @@ def record_actions(value: str | Path, env: Any) -> list[int]:
         except (OSError, ValueError) as exc:
             raise UsageError(f"--warm-start {value}: {exc}") from None
     try:
-        record = read_record(path)
+        solution = read_record(path)
     except (OSError, ValueError) as exc:
         raise UsageError(f"--warm-start {value}: {exc}") from None
-    if record["env_id"] != env.spec.id:
-        raise UsageError(f"--warm-start {value}: a record of {record['env_id']}, not {env.spec.id}")
-    return [int(a) for a in record["actions"]]
+    if solution["env_id"] != env.spec.id:
+        raise UsageError(
+            f"--warm-start {value}: a record of {solution['env_id']}, not {env.spec.id}"
+        )
+    return [int(a) for a in solution["actions"]]
 
 
 def nrpa_policy(args: argparse.Namespace, env: Any) -> str | tuple[str, ...] | None:

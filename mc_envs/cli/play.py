@@ -34,13 +34,13 @@ class PuzzleHint:
         return int(NMCS(level=1, seed=0).search(env, playouts=self.playouts).actions[0])
 
 
-def _play_in_terminal(args: argparse.Namespace, vs: str) -> int:
+def _play_in_terminal(args: argparse.Namespace, vs: str | None) -> int:
     from mc_envs.cli.two_player import play_terminal
 
     game = find(args.game)
     if game.players != 2:
         raise UsageError(f"--terminal: only {names(players=2)} are played in the terminal")
-    vs = "random" if vs == "none" else vs
+    vs = "random" if vs in (None, "none") else vs
     try:
         play_terminal(
             args.game,

@@ -214,7 +214,7 @@ def names_for(game: str, flag: str) -> str:
 def cmd_records(args: argparse.Namespace) -> int:
     """``mc-envs records``: the shipped records one a line, the positions one set a line."""
     rows = [("name", "game", "moves/size", "source", "file in the package")]
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str | None]] = set()
     for s in catalogue():
         if s.kind == "record":
             rows.append((s.name, s.game, s.size, s.source, s.path))
@@ -269,12 +269,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"{args.file}: certified: Morpion {variant} record of {score} moves")
         return 0
     try:
-        record = read_record(path)
+        solution = read_record(path)
     except RecordError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        verdict = verify_record(record)
+        verdict = verify_record(solution)
     except RecordError as exc:
         print(f"error: {args.file}: {exc}", file=sys.stderr)
         return 2

@@ -107,7 +107,7 @@ def _make_env(args: argparse.Namespace, game: Game) -> tuple[Any, dict]:
 
     kwargs = env_kwargs(args, game)
     try:
-        mode = {"render_mode": "ansi"} if game.until_solved else {}  # to show the end
+        mode: dict[str, Any] = {"render_mode": "ansi"} if game.until_solved else {}  # the end
         env = gym.make(game.env_id, illegal_action="raise", **kwargs, **mode)  # planners: strict
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{args.game}: {exc}") from None

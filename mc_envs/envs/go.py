@@ -137,7 +137,8 @@ class GoEnv(TwoPlayerEnv):
             IllegalActionError: as :meth:`TwoPlayerEnv.step`.
         """
         obs, reward, terminated, truncated, info = super().step(action)
-        if terminated and "illegal_action" not in info and self.kernel.truncated(self._state):
+        cut = self.kernel.truncated
+        if terminated and "illegal_action" not in info and cut is not None and cut(self._state):
             info[CAP_INFO] = True
             return obs, 0.0, False, True, info
         return obs, reward, terminated, truncated, info

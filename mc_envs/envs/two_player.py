@@ -72,7 +72,7 @@ class TwoPlayerEnv(PlanningEnv):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 2}
-    rules: ClassVar[Any]
+    rules: Any  # the game's rules module (a class attribute), or Go's rules for one config
     illegal_reward: ClassVar[float] = -1.0
     #: The board's symmetries that keep the rules: "mirror" (left-right) or "dihedral" (all 8).
     symmetry: ClassVar[str] = "mirror"
@@ -114,9 +114,9 @@ class TwoPlayerEnv(PlanningEnv):
         """Starts a new game; with an opponent playing first, its first move is already made."""
         super().reset(seed=seed, options=options)
         if self.opponent_spec is not None:
-            self._opponent = self._make_opponent(self.opponent_spec)
+            self._opponent = opponent = self._make_opponent(self.opponent_spec)
             if self.agent_player == 1:
-                self._opponent_move()
+                self._opponent_move(opponent)
         return self._observation(), self._info()
 
     def _check_state(self, data: np.ndarray) -> None:
@@ -161,24 +161,25 @@ class TwoPlayerEnv(PlanningEnv):
                 illegal (or the game over) and ``illegal_action`` is ``"raise"``; nothing changes.
         """
         a = self._action_index(action)
-        if not self._legal_mask()[a]:
-            return self._refuse(a, self._illegal_reason(a))
+        reason = self._illegal_reason(a)
+        if reason is not None:
+            return self._refuse(a, reason)
         mover = self.current_player
         self.kernel.play(self._state, a, self._ws)
         self._legal_cache = None
         terminated = bool(self._state[self.rules.OVER])
         if self._opponent is not None and not self._opponent_turn and not terminated:
-            self._opponent_move()
+            self._opponent_move(self._opponent)
             terminated = bool(self._state[self.rules.OVER])
         reward = self._mover_reward(mover) if terminated else 0.0
         return self._observation(), reward, terminated, False, self._info()
 
     # -- the built-in opponent ------------------------------------------------------------------
 
-    def _opponent_move(self) -> None:
+    def _opponent_move(self, opponent: Opponent) -> None:
         self._opponent_turn = True  # a search by the opponent through step() sees the plain game
         try:
-            a = int(self._opponent(self))
+            a = int(opponent(self))
         finally:
             self._opponent_turn = False
         a = self._check_action(a)
@@ -206,7 +207,7 @@ class TwoPlayerEnv(PlanningEnv):
         rows, cols = self.rules.ROWS, self.rules.COLS
         planes = np.arange(2 * rows * cols).reshape(2, rows, cols)
         cells = np.arange(rows * cols).reshape(rows, cols)
-        maps = [lambda a: a[..., ::-1]]
+        maps: list[Callable[..., np.ndarray]] = [lambda a: a[..., ::-1]]
         if self.symmetry == "dihedral":
             maps = [
                 lambda a, k=k, f=f: np.rot90(a[..., ::-1] if f else a, k, axes=(-2, -1))
