@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from mc_envs.cli.games import add_game_flags, env_kwargs, game_name
 from mc_envs.cli.gtp_engine import add_parser as add_gtp_parser
