@@ -14,12 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 NO_LIMIT = np.iinfo(np.int64).max
 NEG_INF = -1.0e300
+FIRST_RESULT = 0.5  # seconds past its time limit that a search without a result may take for one
 
 
 class Slot(IntEnum):
@@ -183,29 +184,9 @@ class Budget:
         return shares
 
 
-class Agent(Protocol):
-    """The agent protocol: searches from the env's state and leaves the env as it found it."""
-
-    def search(
-        self,
-        env: Any,
-        *,
-        time_limit: float | None = None,
-        playouts: int | None = None,
-        iterations: int | None = None,
-        callback: Callback | None = None,
-    ) -> SearchResult: ...
-
-    def act(self, env: Any) -> int: ...
-
-
 class Searcher:
-    """The public ``search`` of every agent: its budget keywords, written once, become one
-    :class:`Budget` handed to :meth:`dispatch`."""
-
-    #: One search in this process, ``run_search(env, budget, **options)``: each agent declares
-    #: the options it takes (NMCS's ``checkpoint`` ...); any other is a TypeError.
-    run_search: Callable[..., SearchResult]
+    """What every agent is: ``search`` (its budget keywords, written once, become one
+    :class:`Budget` handed to :meth:`dispatch`) and ``act``."""
 
     def search(
         self,
@@ -233,6 +214,17 @@ class Searcher:
         """Runs the search where it runs: here, in this process (parallel agents override it)."""
         return self.run_search(env, budget, **options)
 
+    #: One search in this process, ``run_search(env, budget, **options)``: each agent declares
+    #: the options it takes (NMCS's ``checkpoint`` ...); any other is a TypeError.
+    run_search: Callable[..., SearchResult]
+
+    def act(self, env: Any) -> int:
+        """The move to play from the env's state."""
+        raise NotImplementedError
+
+
+Agent = Searcher  # the agent protocol: search (leaving the env as it found it) and act
+
 
 class Best:
     """The best complete sequence found so far, shared between a search and its runner."""
@@ -252,6 +244,45 @@ class Best:
                 return score, seq
 
 
+class _Reports:
+    """The callback's side of :func:`supervise`: a report at each improvement and every
+    ``every`` seconds once the search has a first result."""
+
+    def __init__(
+        self, callback: Callback, control: np.ndarray, best: Best, start: float, every: float
+    ) -> None:
+        self.callback, self.control, self.best = callback, control, best
+        self.start, self.every = start, every
+        self.last_report, self.last_version = start, -1
+
+    def stop_asked(self, now: float) -> bool:
+        """Reports if one is due; whether the callback asked to stop."""
+        control = self.control
+        if self.best.score[0] <= NEG_INF:
+            return False
+        version = int(control[Slot.BEST_WRITES])
+        improved = version != self.last_version
+        if not improved and now - self.last_report < self.every:
+            return False
+        score, seq = self.best.read(control)
+        self.last_version, self.last_report = version, now
+        progress = Progress(now - self.start, score, seq, int(control[Slot.PLAYOUTS]), improved)
+        return bool(self.callback(progress))
+
+    def final(self, seconds: float) -> None:
+        """The last result, if the search ended before it was reported (the answer is ignored:
+        the search is over)."""
+        control = self.control
+        if self.best.score[0] > NEG_INF and int(control[Slot.BEST_WRITES]) != self.last_version:
+            score, seq = self.best.read(control)
+            self.callback(Progress(seconds, score, seq, int(control[Slot.PLAYOUTS]), True))
+
+
+def _grace(best: Best) -> float:
+    """The time a search may take past its limit: none once it has a result."""
+    return 0.0 if best.score[0] > NEG_INF else FIRST_RESULT
+
+
 def supervise(
     work: Callable[[], Any],
     control: np.ndarray,
@@ -261,19 +292,16 @@ def supervise(
 ) -> tuple[StopReason | None, float]:
     """Runs ``work()`` in a thread under the budget's time limit and callback, and Ctrl-C.
 
-    The callback is called once the search has a first result, and at the end if the search
-    ended before its last improvement was reported (that call's answer is ignored: the search is
-    over). Searches compile before calling
-    this, so the time limit counts search time only; a limit shorter than one playout may end a
-    search with no result (score ``-inf``, no actions).
+    The callback is called as :class:`_Reports` says. The time limit counts from this call: a
+    compiled search compiles before it, or starts generic while a child compiles it. A search
+    with no result yet when its time is up (its first playout slowed by a busy machine, or by the
+    env's own kernels compiling) may go on for ``FIRST_RESULT`` seconds more until it has one.
 
     Returns:
         (why it stopped, seconds). ``why`` is :class:`StopReason` ``TIME``, ``CALLBACK`` or
         ``INTERRUPT`` when the runner stopped it; otherwise None and the search says why.
     """
-    time_limit, callback = budget.time, budget.callback
     failure: list[BaseException] = []
-
     done = threading.Event()
 
     def target() -> None:
@@ -286,29 +314,26 @@ def supervise(
             done.set()
 
     start = time.perf_counter()
-    thread = threading.Thread(target=target, name="mc-envs-search", daemon=True)
+    reports = (
+        None
+        if budget.callback is None
+        else _Reports(budget.callback, control, best, start, report_every)
+    )
     why: StopReason | None = None
-    last_report, last_version = start, -1
-    thread.start()
+    threading.Thread(target=target, name="mc-envs-search", daemon=True).start()
     try:
         # An Event, not Thread.join: a join interrupted by Ctrl-C may later return while the
         # thread still runs, and the search must be over before the env is restored.
         while not done.wait(0.02):
+            if why:
+                continue
             now = time.perf_counter()
-            if time_limit is not None and now - start >= time_limit and not why:
+            if budget.time is not None and now - start >= budget.time + _grace(best):
                 why = StopReason.TIME
+            elif reports is not None and reports.stop_asked(now):
+                why = StopReason.CALLBACK
+            if why:
                 control[Slot.STOP] = StopCode.STOPPED
-            if callback is not None and not why and best.score[0] > NEG_INF:
-                version = int(control[Slot.BEST_WRITES])
-                improved = version != last_version
-                if improved or now - last_report >= report_every:
-                    score, seq = best.read(control)
-                    last_version, last_report = version, now
-                    if callback(
-                        Progress(now - start, score, seq, int(control[Slot.PLAYOUTS]), improved)
-                    ):
-                        why = StopReason.CALLBACK
-                        control[Slot.STOP] = StopCode.STOPPED
     except KeyboardInterrupt:
         why = StopReason.INTERRUPT
         control[Slot.STOP] = StopCode.STOPPED
@@ -316,10 +341,6 @@ def supervise(
     seconds = time.perf_counter() - start
     if failure:
         raise failure[0]
-    unreported = (
-        int(control[Slot.BEST_WRITES]) != last_version
-    )  # ended before reporting its last result
-    if callback is not None and not why and best.score[0] > NEG_INF and unreported:
-        score, seq = best.read(control)
-        callback(Progress(seconds, score, seq, int(control[Slot.PLAYOUTS]), True))
+    if reports is not None and not why:
+        reports.final(seconds)
     return why, seconds

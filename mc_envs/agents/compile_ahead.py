@@ -167,6 +167,8 @@ def _feed(child: subprocess.Popen, payload: bytes) -> None:
 
 
 def _main() -> int:
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(10)  # compiling is background work: the search that waits for it comes first
     agent, env = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
     agent.run_search(env, Budget(playouts=1))
     return 0

@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs.agents.base import NEG_INF, Budget, SearchResult, Slot, StopCode
+from mc_envs.agents.base import NEG_INF, SearchResult, Slot, StopCode
 from mc_envs.agents.common import count_playout, record
 from mc_envs.agents.nested.nmcs_parallel import moves_search
+from mc_envs.agents.nested.restarts import NestedAgent
 from mc_envs.agents.ops import (
     bind_generic,
     copy_state,
@@ -36,8 +37,8 @@ from mc_envs.agents.ops import (
     playout,
     score,
 )
-from mc_envs.agents.parallel.root import ParallelAgent, root_search
-from mc_envs.agents.runner import Runner, Runs
+from mc_envs.agents.parallel.root import root_search
+from mc_envs.agents.runner import Runner
 from mc_envs.rng import rng_below, rng_state
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
@@ -62,6 +63,10 @@ Knobs.__doc__ = """NMCS's settings: the playout policy (a kernel's code, or a ge
 whether the best sequence is memorised."""
 
 
+# A compiled template longer than 60 lines on purpose: it is instantiated once per game and
+# level (ops.ladder), and its loop state (the moves committed, the next candidate, the best
+# score, the tie counts) lives in locals numba keeps in registers; helpers would pass them
+# through memory at every candidate and add a specialisation each to compile.
 def _nmcs(level, d0, g, a, k, rng, sh):
     """One level-``level`` search from ``g.states[level]``, whose moves from the root are path[:d0].
 
@@ -231,7 +236,7 @@ def compiled_entry(kernel: Any, level: int) -> Callable:
     return fn
 
 
-class NMCS(ParallelAgent):
+class NMCS(NestedAgent):
     """Nested Monte Carlo Search.
 
     Args:
@@ -295,40 +300,9 @@ class NMCS(ParallelAgent):
             params["parallel"] = self.parallel
         return params
 
-    def run_search(
-        self,
-        env: Any,
-        budget: Budget,
-        *,
-        checkpoint: str | None = None,
-        resume: bool = False,
-        checkpoint_every: float = 5.0,
-    ) -> SearchResult:
-        """One search in this process (:meth:`search` is the public entry point).
-
-        With no budget, runs one complete level-``level`` search (the paper's algorithm). With a
-        budget (``time_limit`` seconds, ``playouts``, or ``iterations`` = complete runs), restarts
-        until the budget ends, and stops early as soon as the env's ``max_score`` is reached;
-        the best sequence found is returned.
-
-        Args:
-            checkpoint: a JSON file where the search's state (the moves committed at every level,
-                the best sequences, the random stream, the counters) is saved every
-                ``checkpoint_every`` seconds and at the end (atomically). Saving waits for the
-                next playout to end; it does not change the search's result.
-            resume: continue the search saved in ``checkpoint`` (same env state and parameters)
-                exactly where it was; budgets count from the start of the saved search (playouts,
-                runs), the time limit from now.
-        """
-        runner = Runner(env, budget, Runs.nested(env, budget))
-        program = _Program(self, env, runner)
-        why, seconds = runner.run(
-            program,
-            checkpoint=checkpoint,
-            resume=resume,
-            checkpoint_every=checkpoint_every,
-        )
-        return runner.result(why, seconds, program.answer())
+    def program(self, env: Any, runner: Runner) -> _Program:
+        """This agent's search of ``env`` as a program for ``runner``."""
+        return _Program(self, env, runner)
 
 
 class _Program:
@@ -386,6 +360,10 @@ class _Program:
     def call(self, control: np.ndarray, restarts: bool) -> None:
         sh = self.runner.shared._replace(control=control)
         self.fn(self.agent.level, restarts, self.g, self.a, self.k, self.rng, sh)
+
+    def result(self, why: str, seconds: float) -> SearchResult:
+        """The search's result: without memorisation, the best completed run's game."""
+        return self.runner.result(why, seconds, self.answer())
 
     def answer(self) -> tuple[float, list[int]] | None:
         """Without memorisation, the best completed run (the game the search played)."""

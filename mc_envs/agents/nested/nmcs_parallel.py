@@ -10,13 +10,12 @@ the seed and the budget: not on the number of workers, the backend or the timing
 from __future__ import annotations
 
 import copy
-import math
-import time
 from typing import Any
 
-from mc_envs.agents.base import NEG_INF, Budget, Callback, Progress, SearchResult, StopReason
-from mc_envs.agents.parallel.root import open_pool, root_instead, run_root, solo, worker_seed
-from mc_envs.agents.parallel.rounds import CUT, Rounds
+from mc_envs.agents.base import NEG_INF, Budget, Callback, Progress, SearchResult
+from mc_envs.agents.parallel.master import Master
+from mc_envs.agents.parallel.root import solo, worker_seed
+from mc_envs.agents.parallel.rounds import CUT
 from mc_envs.rng import rng_below, rng_state
 
 
@@ -92,106 +91,62 @@ def moves_search(agent: Any, env: Any, budget: Budget) -> SearchResult:
         The best sequence seen; ``extra`` has ``steps``, ``tasks``, ``backend``, ``fallback``
         and ``participation`` (see :meth:`mc_envs.agents.parallel.rounds.Rounds.participation`).
     """
-    start = time.perf_counter()
     if agent.level < 2:
         raise ValueError("parallel='moves' spreads level-(L-1) searches: it needs level >= 2")
     base = env.unwrapped
     snapshot = base.clone_state()
-    time_limit, playouts, iterations = budget.time, budget.playouts, budget.iterations
-    restarts = budget.bounded
-    run_limit = iterations if iterations is not None else (None if restarts else 1)
-    bound = getattr(base, "max_score", None)
-    max_score = float(bound) if restarts and bound is not None else math.inf
     rng = rng_state(agent.seed)
-
-    pool = open_pool(agent, base)
-
-    rounds = Rounds(pool, time_limit, budget.callback, start=start, env=base)
-    timed = time_limit is not None and playouts is None and iterations is None
-    fallback = ""
-    best_score = NEG_INF
-    best_actions: list[int] = []  # over every task, in task order
-    runs = 0
-    why = ""
     try:
-        while not why and (run_limit is None or runs < run_limit):
-            base.restore_state(snapshot)
-            played: list[int] = []
-            run_best, run_seq, ties = NEG_INF, [], 0
-            while not why:
-                legal = [int(a) for a in base.legal_actions()]
-                if not legal:
-                    if not played and base.score > best_score:  # the root is a finished game
-                        best_score, best_actions = float(base.score), []
-                    break
-                share: dict[str, Any] = {}
-                if playouts is not None:
-                    share["playouts"] = max((playouts - rounds.total) // len(legal), 1)
-                batch = [
-                    (
-                        _MoveSearch(agent, worker_seed(agent.seed, rounds.tasks + j), played + [m]),
-                        share,
-                    )
-                    for j, m in enumerate(legal)
-                ]
-                results = rounds.run(batch)
-                why = rounds.why
-                step_best, step_move, step_ties = NEG_INF, legal[0], 0
-                cut = False
-                for m, r in zip(legal, results):
-                    cut = cut or r["stopped"] in CUT
-                    s = r["score"]
-                    if s > best_score:
-                        best_score, best_actions = s, list(r["actions"])
-                    if agent.memorize:
-                        take, ties = _better(s, run_best, ties, rng)
-                        if take:
-                            run_best, run_seq = s, list(r["actions"])
-                    else:
-                        take, step_ties = _better(s, step_best, step_ties, rng)
-                        if take:
-                            step_best, step_move = s, m
-                rounds.show(best_score, best_actions)
-                if best_score >= max_score and not why:
-                    why = StopReason.MAX_SCORE
-                elif playouts is not None and (rounds.total >= playouts or cut) and not why:
-                    why = StopReason.PLAYOUTS
-                elif cut and not why:
-                    why = StopReason.STOPPED
-                fallback = "" if why or not timed else root_instead(agent, rounds)
-                if why or fallback:
-                    break
-                move = run_seq[len(played)] if agent.memorize else step_move
-                base.step(move)
-                played.append(move)
-            if fallback:
-                more, best_score, best_actions = run_root(agent, rounds, best_score, best_actions)
-                runs += more
-                why = rounds.why
-            if not why:
-                runs += 1
-                if not agent.memorize and base.score > best_score:  # the game played itself
-                    best_score, best_actions = float(base.score), played
-    except KeyboardInterrupt:
-        why = StopReason.INTERRUPT
+        with Master(agent, env, budget) as m:
+            while m.more_runs():
+                base.restore_state(snapshot)
+                played = _one_run(m, base, rng)
+                if m.fallback:
+                    m.fall_back()
+                if not m.why:
+                    m.runs += 1
+                    if not agent.memorize:  # the game played itself
+                        m.keep(float(base.score), played)
     finally:
-        rounds.close()
-        pool.close()
         base.restore_state(snapshot)
-    if not why:
-        why = StopReason.ITERATIONS if iterations is not None else StopReason.COMPLETE
-    return SearchResult(
-        score=float(best_score) if best_score > NEG_INF else float("-inf"),
-        actions=best_actions,
-        playouts=rounds.playouts(playouts is not None),
-        seconds=time.perf_counter() - rounds.start,
-        iterations=runs,
-        stopped=why,
-        extra={
-            "steps": rounds.batches,
-            "tasks": rounds.tasks,
-            "backend": agent.backend,
-            "fallback": fallback,
-            "participation": rounds.participation(),
-        },
-    )
+    return m.result(steps=m.rounds.batches)
+
+
+def _one_run(m: Master, base: Any, rng: Any) -> list[int]:
+    """Plays one run's top level from ``base``'s state, a round of candidates for each move;
+    returns the moves played (the run ends early when the search ends or falls back)."""
+    agent = m.agent
+    played: list[int] = []
+    run_best, run_seq, ties = NEG_INF, [], 0
+    while not m.why:
+        legal = [int(a) for a in base.legal_actions()]
+        if not legal:
+            if not played:  # the root is a finished game
+                m.keep(float(base.score), [])
+            break
+        share = m.share(len(legal))
+        batch = [
+            (_MoveSearch(agent, worker_seed(agent.seed, m.rounds.tasks + j), played + [a]), share)
+            for j, a in enumerate(legal)
+        ]
+        results = m.run(batch)
+        step_best, step_move, step_ties = NEG_INF, legal[0], 0
+        cut = False
+        for a, r in zip(legal, results):
+            cut = cut or r["stopped"] in CUT
+            s = r["score"]
+            m.keep(s, r["actions"])
+            if agent.memorize:
+                take, ties = _better(s, run_best, ties, rng)
+                if take:
+                    run_best, run_seq = s, list(r["actions"])
+            else:
+                take, step_ties = _better(s, step_best, step_ties, rng)
+                if take:
+                    step_best, step_move = s, a
+        if m.judge(cut, cut_ends=True):
+            break
+        move = run_seq[len(played)] if agent.memorize else step_move
+        base.step(move)
+        played.append(move)
+    return played

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs.agents.base import Budget, SearchResult
+from mc_envs.agents.base import SearchResult
 from mc_envs.agents.common import record
 from mc_envs.agents.nested.nrpa_core import (
     DELTA_CAPACITY,
@@ -37,15 +37,16 @@ from mc_envs.agents.nested.nrpa_core import (
 from mc_envs.agents.nested.nrpa_distributed import distributed_search
 from mc_envs.agents.nested.nrpa_options import Variants
 from mc_envs.agents.nested.nrpa_state import SearchState
+from mc_envs.agents.nested.restarts import NestedAgent
 from mc_envs.agents.parallel.race import race_search
-from mc_envs.agents.parallel.root import ParallelAgent, root_search
-from mc_envs.agents.runner import Runner, Runs
+from mc_envs.agents.parallel.root import root_search
+from mc_envs.agents.runner import Runner
 from mc_envs.core import IllegalActionError, strict
 
 __all__ = ["LOG_CAPACITY", "NRPA", "PRIME"]
 
 
-class NRPA(ParallelAgent):
+class NRPA(NestedAgent):
     """Nested Rollout Policy Adaptation.
 
     Args:
@@ -164,45 +165,12 @@ class NRPA(ParallelAgent):
             raise ValueError(f"NRPA policy {name!r}: {type(base).__name__} has only 'random'")
         return int(base.selection_key(name))
 
-    def program(self, env: Any, runner: Runner) -> Program:
+    def program(self, env: Any, runner: Runner) -> _Program:
         """This agent's search of ``env`` as a program for ``runner``."""
-        return Program(self, env, runner)
-
-    def run_search(
-        self,
-        env: Any,
-        budget: Budget,
-        *,
-        checkpoint: str | None = None,
-        resume: bool = False,
-        checkpoint_every: float = 5.0,
-    ) -> SearchResult:
-        """One search in this process (:meth:`search` is the public entry point).
-
-        With no budget, runs one complete level-``level`` search (the paper's algorithm). With a
-        budget (``time_limit`` seconds, ``playouts``, or ``iterations`` = complete runs), restarts
-        from a zero policy until the budget ends, and stops as soon as the env's ``max_score`` is
-        reached; the best sequence found is returned.
-
-        Args:
-            checkpoint: a JSON file where the search's state is saved every ``checkpoint_every``
-                seconds and at the end (atomically).
-            resume: continue the search saved in ``checkpoint`` (same env state and parameters);
-                budgets count from the start of the saved search (playouts, runs), the time limit
-                from now.
-        """
-        runner = Runner(env, budget, Runs.nested(env, budget))
-        program = self.program(env, runner)
-        why, seconds = runner.run(
-            program,
-            checkpoint=checkpoint,
-            resume=resume,
-            checkpoint_every=checkpoint_every,
-        )
-        return runner.result(why, seconds, extra={"level_iterations": program.s.a.iters.tolist()})
+        return _Program(self, env, runner)
 
 
-class Program:
+class _Program:
     """One NRPA search over one env: its arrays and entry point, for :class:`Runner` (and the
     master of distributed NRPA, which adapts the top level's policy with :meth:`adapt`)."""
 
@@ -277,6 +245,10 @@ class Program:
     def call(self, control: np.ndarray, restarts: bool) -> None:
         s, sh = self.s, self.runner.shared._replace(control=control)
         self.fn(self.agent.level, restarts, self.g, s.a, s.pol, s.log, self.k, s.rng, sh)
+
+    def result(self, why: str, seconds: float) -> SearchResult:
+        """The search's result, with each level's iterations in ``extra["level_iterations"]``."""
+        return self.runner.result(why, seconds, extra={"level_iterations": self.s.a.iters.tolist()})
 
     def adapt(self, row: int) -> None:
         """Adapts policy row ``row`` towards the row's best sequence."""

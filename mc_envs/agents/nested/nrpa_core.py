@@ -216,6 +216,9 @@ def _rollout(g, a, log, w, k, rng, sh):
     return s, t
 
 
+# A compiled template longer than 60 lines on purpose: instantiated per game, its loops over
+# the steps and the legal codes share the locals above; split, each piece would be one more
+# specialisation to compile and a call per step of the hot path.
 def _adapt(row, g, a, pol, log, k):
     """Adapts policy row ``row`` towards ``a.seqs[row, :a.lens[row]]`` (played from
     ``g.states[0]``).

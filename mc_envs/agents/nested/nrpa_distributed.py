@@ -6,8 +6,6 @@ NRPA from it, and the master adapts towards the results in iteration order, as s
 
 from __future__ import annotations
 
-import math
-import time
 from typing import Any
 
 import numpy as np
@@ -15,8 +13,9 @@ import numpy as np
 from mc_envs._numba import is_cached
 from mc_envs.agents.base import NEG_INF, Budget, Callback, SearchResult, Slot, StopReason
 from mc_envs.agents.nested.nrpa_core import clear_policy
-from mc_envs.agents.parallel.root import open_pool, root_instead, run_root, solo, worker_seed
-from mc_envs.agents.parallel.rounds import CUT, Rounds
+from mc_envs.agents.parallel.master import Master
+from mc_envs.agents.parallel.root import solo, worker_seed
+from mc_envs.agents.parallel.rounds import CUT
 from mc_envs.agents.runner import Runner, Runs
 
 
@@ -87,106 +86,60 @@ def distributed_search(agent: Any, env: Any, budget: Budget) -> SearchResult:
         (why root parallelism took over, or ``""``) and ``participation`` (see
         :meth:`mc_envs.agents.parallel.rounds.Rounds.participation`).
     """
-    start = time.perf_counter()
     if agent.level < 2:
         raise ValueError("distributed NRPA needs level >= 2")
     base = env.unwrapped
-    width = int(agent.workers)
-    level = agent.level
-    time_limit, playouts, iterations = budget.time, budget.playouts, budget.iterations
-    restarts = budget.bounded
-    run_limit = iterations if iterations is not None else (None if restarts else 1)
-    runner = Runner(base, Budget(playouts=playouts))
-    master = agent.program(base, runner)  # the top level's policy and adaptation
-    if master.fast and not is_cached(master.adapt_fn):
-        master.bind(False, plain=True)  # a cold cache: adapt in Python rather than compile here
-    m = master.s
-    bound = getattr(base, "max_score", None)
-    max_score = float(bound) if restarts and bound is not None else math.inf
-
-    pool = open_pool(agent, base)
-
-    best_score, best_actions = NEG_INF, []  # over every task, in task order: deterministic
-    rounds = Rounds(pool, time_limit, budget.callback, start=start, env=base)
-    timed = time_limit is not None and playouts is None and iterations is None
-    fallback = ""
-    runs = 0
-    why = ""
+    runner = Runner(base, Budget(playouts=budget.playouts))
+    top = agent.program(base, runner)  # the top level's policy and adaptation
+    if top.fast and not is_cached(top.adapt_fn):
+        top.bind(False, plain=True)  # a cold cache: adapt in Python rather than compile here
     try:
-        while not why and (run_limit is None or runs < run_limit):
-            clear_policy(m.pol.w, m.pol.mark, m.pol.used, m.pol.nused, level)
-            run_score = NEG_INF
-            m.a.lens[level] = 0
-            done_iters = 0
-            while done_iters < agent.iterations and not why:
-                k = min(width, agent.iterations - done_iters)
-                index = m.pol.used[level, : m.pol.nused[level]].copy()
-                weight = m.pol.w[level, index].copy()
-                share: dict[str, Any] = {}
-                if playouts is not None:
-                    share["playouts"] = max((playouts - rounds.total) // k, 1)
-                batch = [
-                    (
-                        _PolicySearch(
-                            agent, worker_seed(agent.seed, rounds.tasks + j), index, weight
-                        ),
-                        share,
-                    )
-                    for j in range(k)
-                ]
-                results = rounds.run(batch)
-                why = rounds.why
-                cut = False
-                for r in results:  # in iteration order, as sequential NRPA
-                    if r["stopped"] == StopReason.LATE:
-                        continue  # the search is over; its best so far was shown
-                    if r["score"] > best_score:
-                        best_score, best_actions = r["score"], list(r["actions"])
-                    if r["stopped"] in CUT:
-                        cut = True  # an unfinished level-(L-1) search: the run ends here
-                    if r["score"] >= run_score:
-                        run_score = r["score"]
-                        n = len(r["actions"])
-                        m.a.seqs[level, :n] = r["actions"]
-                        m.a.lens[level] = n
-                        m.log.ok[level] = 0  # the first adaptation replays it and logs its moves
-                    master.adapt(level)
-                done_iters += k
-                if best_score >= max_score and not why:
-                    why = StopReason.MAX_SCORE
-                elif playouts is not None and (rounds.total >= playouts or cut) and not why:
-                    why = StopReason.PLAYOUTS
-                rounds.show(best_score, best_actions)
-                fallback = "" if why or not timed else root_instead(agent, rounds)
-                if fallback:
-                    break
-            if done_iters >= agent.iterations:
-                runs += 1
-            if fallback:
-                more, best_score, best_actions = run_root(agent, rounds, best_score, best_actions)
-                runs += more
-                why = rounds.why
-    except KeyboardInterrupt:
-        why = StopReason.INTERRUPT
+        with Master(agent, env, budget) as m:
+            while m.more_runs():
+                if _one_run(m, top) >= agent.iterations:
+                    m.runs += 1
+                if m.fallback:
+                    m.fall_back()
     finally:
-        rounds.close()
-        pool.close()
         if runner.snapshot is not None:
             base.restore_state(runner.snapshot)
-    if not why:
-        why = StopReason.ITERATIONS if iterations is not None else StopReason.COMPLETE
-    return SearchResult(
-        score=float(best_score) if best_score > NEG_INF else float("-inf"),
-        actions=best_actions,
-        playouts=rounds.playouts(playouts is not None),
-        seconds=time.perf_counter() - rounds.start,
-        iterations=runs,
-        stopped=why,
-        extra={
-            "rounds": rounds.batches,
-            "tasks": rounds.tasks,
-            "backend": agent.backend,
-            "fallback": fallback,
-            "participation": rounds.participation(),
-        },
-    )
+    return m.result(rounds=m.rounds.batches)
+
+
+def _one_run(m: Master, top: Any) -> int:
+    """One run of the top level from a zero policy, ``workers`` iterations a round; returns the
+    iterations done (fewer than N when the search ends or falls back)."""
+    agent, s, level = m.agent, top.s, m.agent.level
+    clear_policy(s.pol.w, s.pol.mark, s.pol.used, s.pol.nused, level)
+    run_score = NEG_INF
+    s.a.lens[level] = 0
+    done = 0
+    while done < agent.iterations and not m.why:
+        k = min(agent.workers, agent.iterations - done)
+        index = s.pol.used[level, : s.pol.nused[level]].copy()
+        weight = s.pol.w[level, index].copy()
+        share = m.share(k)
+        batch = [
+            (
+                _PolicySearch(agent, worker_seed(agent.seed, m.rounds.tasks + j), index, weight),
+                share,
+            )
+            for j in range(k)
+        ]
+        cut = False
+        for r in m.run(batch):  # in iteration order, as sequential NRPA
+            if r["stopped"] == StopReason.LATE:
+                continue  # the search is over; its best so far was shown
+            m.keep(r["score"], r["actions"])
+            cut = cut or r["stopped"] in CUT  # an unfinished level-(L-1) search ends the run
+            if r["score"] >= run_score:
+                run_score = r["score"]
+                n = len(r["actions"])
+                s.a.seqs[level, :n] = r["actions"]
+                s.a.lens[level] = n
+                s.log.ok[level] = 0  # the first adaptation replays it and logs its moves
+            top.adapt(level)
+        done += k
+        if m.judge(cut, cut_ends=False) and m.fallback:
+            break
+    return done

@@ -32,7 +32,7 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from mc_envs.agents.base import NEG_INF, Progress, SearchResult, StopReason
 from mc_envs.agents.compile_ahead import allowed as stand_in_allowed
@@ -48,6 +48,30 @@ GUARD_HINT = (
 )
 
 
+class Improved(NamedTuple):
+    """A worker's message: task ``index`` found a better game."""
+
+    index: int
+    score: float
+    actions: list[int]
+
+
+class Counted(NamedTuple):
+    """A worker's message: task ``index`` has made ``playouts`` so far."""
+
+    index: int
+    playouts: int
+
+
+class Ended(NamedTuple):
+    """A worker's message: task ``index`` ended (its result follows)."""
+
+    index: int
+
+
+Message = Improved | Counted | Ended
+
+
 class Pool(Protocol):
     """What every pool offers (see the module docstring)."""
 
@@ -56,7 +80,7 @@ class Pool(Protocol):
     def submit(self, task: Any, budgets: dict, index: int) -> None:
         """Starts ``task.search`` as task ``index`` (its messages and result carry the index)."""
 
-    def poll(self, timeout: float) -> tuple[list[tuple], dict[int, dict]]:
+    def poll(self, timeout: float) -> tuple[list[Message], dict[int, dict]]:
         """Waits up to ``timeout`` s; returns (progress messages, finished tasks' results).
 
         A task whose worker died finishes with ``{"lost": why}``.
@@ -110,10 +134,10 @@ def run_task(task: Any, env: Any, budgets: dict, index: int, channel: Any) -> di
         if not ready:
             ready.append(now - start)
         if progress.improved:
-            channel.put(("best", index, progress.best_score, progress.best_actions))
+            channel.put(Improved(index, progress.best_score, progress.best_actions))
         if progress.improved or now - last[0] >= REPORT_EVERY:
             last[0] = now
-            channel.put(("count", index, progress.playouts))
+            channel.put(Counted(index, progress.playouts))
         return channel.stopped(index)
 
     if channel.stopped(index) and not budgets.get("resume"):  # it ended while this task waited
@@ -141,7 +165,7 @@ class _Channel:
     def __init__(self, messages: Any, stop: Any, floor: Any) -> None:
         self.messages, self.stop, self.floor = messages, stop, floor
 
-    def put(self, message: tuple) -> None:
+    def put(self, message: Message) -> None:
         self.messages.put(message)
 
     def stopped(self, index: int) -> bool:
@@ -166,7 +190,7 @@ def _task_main(task: Any, env: bytes, budgets: dict, index: int) -> dict:
     except BaseException:
         raise RuntimeError(traceback.format_exc()) from None
     finally:
-        _channel.put(("done", index))  # wakes the master's poll: rounds wait no longer than this
+        _channel.put(Ended(index))  # wakes the master's poll: rounds wait no longer than this
 
 
 class ProcessPool:
@@ -200,16 +224,16 @@ class ProcessPool:
             self.broken = True
             self.pending[index] = None  # lost at once: reported by the next poll
 
-    def poll(self, timeout: float) -> tuple[list[tuple], dict[int, dict]]:
-        messages = []
+    def poll(self, timeout: float) -> tuple[list[Message], dict[int, dict]]:
+        messages: list[Message] = []
         try:
             messages.append(self.messages.get(timeout=timeout))
             while True:
                 messages.append(self.messages.get_nowait())
         except queue.Empty:
             pass
-        done = [m[1] for m in messages if m[0] == "done"]
-        messages = [m for m in messages if m[0] != "done"]
+        done = [m.index for m in messages if isinstance(m, Ended)]
+        messages = [m for m in messages if not isinstance(m, Ended)]
         futures = [self.pending[i] for i in done if self.pending.get(i) is not None]
         if futures:  # set by the executor's thread a moment after the message
             wait_futures(futures, timeout=1.0)
@@ -267,7 +291,7 @@ def _ray_remotes(ray: Any) -> tuple[Any, Any]:
             self.stop = False
             self.floor = 0
 
-        def put(self, message: tuple) -> None:
+        def put(self, message: Message) -> None:
             self.messages.append(message)
 
         def drain(self) -> list:
@@ -287,7 +311,7 @@ def _ray_remotes(ray: Any) -> tuple[Any, Any]:
         def __init__(self, board: Any) -> None:
             self.board = board
 
-        def put(self, message: tuple) -> None:
+        def put(self, message: Message) -> None:
             self.board.put.remote(message)
 
         def stopped(self, index: int) -> bool:
@@ -342,7 +366,7 @@ class RayPool:
     def submit(self, task: Any, budgets: dict, index: int) -> None:
         self.pending[index] = self._task.remote(task, self.env, budgets, index, self.board)
 
-    def poll(self, timeout: float) -> tuple[list[tuple], dict[int, dict]]:
+    def poll(self, timeout: float) -> tuple[list[Message], dict[int, dict]]:
         refs = list(self.pending.values())
         if refs:  # returns as soon as a task ends: a round waits no longer than its tasks
             self.ray.wait(refs, num_returns=1, timeout=timeout)
@@ -407,11 +431,11 @@ class InlinePool:
 
     def __init__(self, env: Any) -> None:
         self.env = pickle.dumps(env)
-        self.messages: list[tuple] = []
+        self.messages: list[Message] = []
         self.finished: dict[int, dict] = {}
         self.stop_flag = False
 
-    def put(self, message: tuple) -> None:
+    def put(self, message: Message) -> None:
         self.messages.append(message)
 
     def stopped(self, index: int) -> bool:
@@ -423,7 +447,7 @@ class InlinePool:
     def submit(self, task: Any, budgets: dict, index: int) -> None:
         self.finished[index] = run_task(task, pickle.loads(self.env), budgets, index, self)
 
-    def poll(self, timeout: float) -> tuple[list[tuple], dict[int, dict]]:
+    def poll(self, timeout: float) -> tuple[list[Message], dict[int, dict]]:
         messages, self.messages = self.messages, []
         finished, self.finished = self.finished, {}
         return messages, finished

@@ -48,7 +48,7 @@ from mc_envs.agents.base import NEG_INF, Budget, SearchResult, StopReason
 from mc_envs.agents.checkpoint import Checker, is_seconds, read_checkpoint, saved_seconds
 from mc_envs.agents.ops import move_bound
 from mc_envs.agents.parallel.root import open_pool, solo, worker_seed
-from mc_envs.agents.parallel.rounds import Rounds
+from mc_envs.agents.parallel.rounds import Rounds, why_ended
 from mc_envs.records import write_atomic
 
 PROBE = 0.4  # the share of the budget that the probes take
@@ -230,8 +230,7 @@ def race_search(
     resume: bool = False,
     checkpoint_every: float = 5.0,
 ) -> SearchResult:
-    """Races the policies of ``agent`` (see the module docstring) from ``env``'s state, in
-    ``agent.heats`` heats.
+    """Races the policies of ``agent`` (the module docstring) from ``env``, ``agent.heats`` heats.
 
     Returns:
         The best game of all searches; playouts summed over them; ``extra["race"]`` lists each
@@ -239,14 +238,10 @@ def race_search(
         heat (with more than one heat, each row also names its ``heat``).
 
     Raises:
-        ValueError: no time or playout budget, an ``iterations`` budget, too few policies, or a
-            race checkpoint that does not match.
+        ValueError: a budget, policies or a checkpoint a race cannot take (see :func:`_check`).
     """
+    _check(agent, budget, checkpoint, resume)
     time_limit, playouts = budget.time, budget.playouts
-    if budget.iterations is not None or (time_limit is None and playouts is None):
-        raise ValueError("a race needs a time_limit or a playouts budget (not iterations)")
-    if agent.address is not None:
-        raise ValueError("a race runs on this machine (its searches resume from local files)")
     names = entrants(agent, env)
     base = env.unwrapped
     heats = agent.heats
@@ -258,8 +253,6 @@ def race_search(
         root = Path(tmp.name) / "race"
     state = RaceState(names, heats, root if checkpoint is not None else None)
     if resume:
-        if checkpoint is None:
-            raise ValueError("resume=True needs checkpoint=PATH")
         state.load(base)
     every = checkpoint_every if checkpoint is not None else UNTIL_TOLD
     start = time.perf_counter()
@@ -271,20 +264,12 @@ def race_search(
     try:
         while state.heat < heats and not rounds.why:
             h = state.heat
-            seconds = None
-            if time_limit is not None:
-                if state.reserve is None:
-                    left = max(time_limit - (time.perf_counter() - start), 0.0)
-                    state.reserve = left - left / (heats - h)
-                    state.save()
-                seconds = max(time_limit - (time.perf_counter() - start) - state.reserve, 0.0)
+            seconds = _heat_seconds(state, time_limit, start)
             share = None if playouts is None else playouts // heats + (h < playouts % heats)
             prefix = f"{root}.h{h}" if h else str(root)
-            racers = [
-                solo(agent, policy=n, seed=worker_seed(agent.seed, h * len(names) + i), heats=1)
-                for i, n in enumerate(names)
-            ]
-            heat = Heat(agent.workers, racers, state, rounds, prefix, every, resume)
+            heat = Heat(
+                agent.workers, _racers(agent, names, h), state, rounds, prefix, every, resume
+            )
             results = heat.run(seconds, share)
             reasons = [r["stopped"] for r in results.values()]
             current = heat.summary(results, h if heats > 1 else None)
@@ -404,6 +389,36 @@ class Heat:
         }
 
 
+def _check(agent: Any, budget: Budget, checkpoint: str | None, resume: bool) -> None:
+    """Refuses a race without a time or playout budget, on a cluster, or resumed from nothing."""
+    if budget.iterations is not None or (budget.time is None and budget.playouts is None):
+        raise ValueError("a race needs a time_limit or a playouts budget (not iterations)")
+    if agent.address is not None:
+        raise ValueError("a race runs on this machine (its searches resume from local files)")
+    if resume and checkpoint is None:
+        raise ValueError("resume=True needs checkpoint=PATH")
+
+
+def _racers(agent: Any, names: tuple[str, ...], heat: int) -> list[Any]:
+    """The searches of heat ``heat``: one per policy name, each with its own seed."""
+    return [
+        solo(agent, policy=n, seed=worker_seed(agent.seed, heat * len(names) + i), heats=1)
+        for i, n in enumerate(names)
+    ]
+
+
+def _heat_seconds(state: RaceState, time_limit: float | None, start: float) -> float | None:
+    """The seconds of the heat under way: an even share of what is left for the heats not run
+    (the rest is reserved, and saved, for them)."""
+    if time_limit is None:
+        return None
+    if state.reserve is None:
+        left = max(time_limit - (time.perf_counter() - start), 0.0)
+        state.reserve = left - left / (state.heats - state.heat)
+        state.save()
+    return max(time_limit - (time.perf_counter() - start) - state.reserve, 0.0)
+
+
 def _result(
     state: RaceState, current: dict | None, reasons: list[str], rounds: Rounds, seconds: float
 ) -> SearchResult:
@@ -414,13 +429,7 @@ def _result(
     for summary in heats:
         if summary["score"] > score:
             score, actions = summary["score"], summary["actions"]
-    stopped = rounds.why if rounds.why not in ("", StopReason.MAX_SCORE) else ""
-    if not stopped:
-        stopped = (
-            StopReason.MAX_SCORE
-            if StopReason.MAX_SCORE in reasons
-            else (reasons[-1] if reasons else StopReason.TIME)
-        )
+    stopped = why_ended(rounds, reasons, reasons[-1] if reasons else StopReason.TIME)
     return SearchResult(
         score=float(score) if score > NEG_INF else float("-inf"),
         actions=list(actions),

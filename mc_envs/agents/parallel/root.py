@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, StopReason
 from mc_envs.agents.parallel.pools import BACKENDS, make_pool
-from mc_envs.agents.parallel.rounds import Rounds
+from mc_envs.agents.parallel.rounds import Rounds, why_ended
 from mc_envs.core import strict
 from mc_envs.rng import rng_state
 
@@ -225,16 +225,8 @@ def root_search(agent: Any, env: Any, budget: Budget, **saving: Any) -> SearchRe
         ``extra["participation"]`` who ran them (see :meth:`mc_envs.agents.parallel.rounds.Rounds.participation`).
     """
     start = time.perf_counter()
-    n = int(agent.workers)
     base = env.unwrapped
-    batch = []
-    for i, clone in enumerate(worker_agents(agent)):
-        share: dict[str, Any] = dict(budget.counts(n, i))
-        if saving.get("checkpoint") is not None:
-            path = f"{saving['checkpoint']}.w{i}"
-            resume = bool(saving.get("resume")) and Path(path).exists()
-            share.update(saving, checkpoint=path, resume=resume)
-        batch.append((clone, share))
+    batch = _worker_batch(agent, budget, saving)
     pool = open_pool(agent, base)
     rounds = Rounds(pool, budget.time, budget.callback, start=start, env=base)
     try:
@@ -250,14 +242,8 @@ def root_search(agent: Any, env: Any, budget: Budget, **saving: Any) -> SearchRe
         top = max(ordered, key=lambda r: r["score"])
         if top["score"] >= score:
             score, actions = top["score"], top["actions"]
-    stopped = rounds.why if rounds.why not in ("", StopReason.MAX_SCORE) else ""
-    if not stopped:
-        reasons = [r["stopped"] for r in ordered]
-        stopped = (
-            StopReason.MAX_SCORE
-            if StopReason.MAX_SCORE in reasons
-            else (reasons[0] if reasons else StopReason.INTERRUPT)
-        )
+    reasons = [r["stopped"] for r in ordered]
+    stopped = why_ended(rounds, reasons, reasons[0] if reasons else StopReason.INTERRUPT)
     return SearchResult(
         score=float(score) if score > NEG_INF else float("-inf"),
         actions=list(actions),
@@ -271,6 +257,20 @@ def root_search(agent: Any, env: Any, budget: Budget, **saving: Any) -> SearchRe
             "participation": rounds.participation(),
         },
     )
+
+
+def _worker_batch(agent: Any, budget: Budget, saving: dict[str, Any]) -> list[tuple[Any, dict]]:
+    """Each worker's agent and its share of the budget (and its own checkpoint file)."""
+    batch = []
+    n = int(agent.workers)
+    for i, clone in enumerate(worker_agents(agent)):
+        share: dict[str, Any] = dict(budget.counts(n, i))
+        if saving.get("checkpoint") is not None:
+            path = f"{saving['checkpoint']}.w{i}"
+            resume = bool(saving.get("resume")) and Path(path).exists()
+            share.update(saving, checkpoint=path, resume=resume)
+        batch.append((clone, share))
+    return batch
 
 
 def _saved_best(path: str, env: Any) -> dict:

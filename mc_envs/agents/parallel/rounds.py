@@ -30,10 +30,11 @@ import queue
 import threading
 import time
 import traceback
+from dataclasses import dataclass, field
 from typing import Any
 
 from mc_envs.agents.base import NEG_INF, Callback, Progress, StopReason
-from mc_envs.agents.parallel.pools import REPORT_EVERY, run_task
+from mc_envs.agents.parallel.pools import REPORT_EVERY, Counted, Improved, Message, run_task
 
 GRACE = 0.6  # seconds after the time limit that the tasks still out get to return (a worker
 # hears of the stop at its next report, within ``mc_envs.agents.base.run_search``'s 0.5 s)
@@ -62,6 +63,23 @@ def _late(index: int, playouts: int) -> dict:
     }
 
 
+@dataclass
+class _Batch:
+    """What :meth:`Rounds.run` knows of one batch: its tasks (numbered from ``first``) with
+    their budgets, when a worker last spoke of each, the results so far, the playouts counted,
+    the tasks lost with their worker, those the caller copied, and workers' empty results held
+    while the caller's copy searches."""
+
+    first: int
+    tasks: dict[int, tuple[Any, dict]] = field(default_factory=dict)
+    heard: dict[int, float] = field(default_factory=dict)
+    results: dict[int, dict] = field(default_factory=dict)
+    counts: dict[int, int] = field(default_factory=dict)
+    lost: set[int] = field(default_factory=set)
+    copied: set[int] = field(default_factory=set)
+    held: dict[int, dict] = field(default_factory=dict)
+
+
 class CallerThread:
     """The calling process as one more worker: one task at a time, in a thread.
 
@@ -82,7 +100,7 @@ class CallerThread:
         """Whether a task runs here (a finished one counts until :meth:`poll` collects it)."""
         return self.index is not None
 
-    def put(self, message: tuple) -> None:
+    def put(self, message: Message) -> None:
         self.messages.put(message)
 
     def stopped(self, index: int) -> bool:
@@ -104,7 +122,7 @@ class CallerThread:
         self.thread = threading.Thread(target=target, name="mc-envs-caller-task", daemon=True)
         self.thread.start()
 
-    def poll(self) -> tuple[list[tuple], dict[int, dict]]:
+    def poll(self) -> tuple[list[Message], dict[int, dict]]:
         """The messages so far and, once the task ended, its result."""
         messages = []
         while not self.messages.empty():
@@ -124,6 +142,15 @@ class CallerThread:
 
     def stop(self) -> None:
         self.stop_flag = True
+
+
+def why_ended(rounds: Rounds, reasons: list[str], otherwise: str) -> str:
+    """Why a parallel search ended: why its rounds were ended (but for ``"max_score"``, which a
+    task reports), else ``"max_score"`` if a task reached it, else ``otherwise`` (one of the
+    tasks' ``reasons``, or a default when there are none)."""
+    if rounds.why and rounds.why != StopReason.MAX_SCORE:
+        return rounds.why
+    return StopReason.MAX_SCORE if StopReason.MAX_SCORE in reasons else otherwise
 
 
 class Rounds:
@@ -209,23 +236,9 @@ class Rounds:
         """
         began = time.perf_counter()
         warm = self.heard  # workers had started before this batch: it measures the pool
-        first = self.tasks
-        tasks: dict[int, tuple[Any, dict]] = {}
-        heard: dict[int, float] = {}
-        for j, (task, budgets) in enumerate(batch):
-            budgets = self._budgets(budgets)
-            tasks[first + j] = (task, budgets)
-            heard[first + j] = time.perf_counter()
-            self.pool.submit(task, budgets, first + j)
-        self.tasks += len(batch)
-        self.batches += 1
-        results: dict[int, dict] = {}
-        counts: dict[int, int] = {}
-        lost: set[int] = set()
-        copied: set[int] = set()
-        held: dict[int, dict] = {}  # a worker's empty result while the caller's copy searches
+        b = self._submit(batch)
         deadline = None
-        while len(results) < len(batch):
+        while len(b.results) < len(b.tasks):
             try:
                 messages, finished = self.pool.poll(0.02)
             except KeyboardInterrupt:
@@ -233,68 +246,108 @@ class Rounds:
                 deadline = time.perf_counter() + 10
                 continue
             now = time.perf_counter()
-            for message in messages:
-                if message[1] in heard:
-                    heard[message[1]] = now
-                self.heard = True
-                if self.helper is not None and self.helper.index == message[1]:
-                    self.helper.cancel()  # the worker's copy is under way: it will finish
-                    copied.discard(message[1])  # copied again if it falls silent
+            self._hear(b, messages, now)
             mine: dict[int, dict] = {}
             if self.helper is not None:
                 more, mine = self.helper.poll()
                 messages += more
-            for index, result in finished.items():
-                if "lost" in result and index in tasks and index not in results:
-                    self.lost.append(f"task {index}: {result['lost']}")
-                    again = index not in lost and not self.why
-                    if again and tasks[index][1].get("checkpoint") is None:
-                        self.pool.submit(*tasks[index], index)  # once, to a worker still there
-                    lost.add(index)
-                    if self.helper is None or self.helper.index != index:
-                        copied.discard(index)
-                elif index in tasks and index not in results:
-                    if self._caller_searches(index) and result["score"] <= NEG_INF:
-                        held[index] = {**result, "by": "worker"}  # it found nothing: wait
-                    else:
-                        self._resolve(results, counts, index, {**result, "by": "worker"})
-                else:
-                    self.spare += result.get("playouts", 0)  # a copy overtaken by the caller's
-            for index, result in mine.items():
-                cancelled = result.get("cancelled", False) and not self.why
-                if index in tasks and index not in results and not cancelled:
-                    self._resolve(results, counts, index, {**result, "by": "caller"})
-                else:
-                    self.spare += result.get("playouts", 0)
-            for message in messages:
-                if message[0] == "best":
-                    self.show(message[2], message[3])
-                elif message[0] == "count" and message[1] in tasks:
-                    counts[message[1]] = max(counts.get(message[1], 0), message[2])
-            if self.helper is not None:
-                if self.helper.busy() and self.helper.index in results:
-                    self.helper.cancel()  # a worker's copy finished first
-                elif not self.helper.busy() and not self.why and self._worth_starting():
-                    self._stand_in(tasks, results, heard, lost, copied, now)
+            self._from_workers(b, finished)
+            self._from_caller(b, mine)
+            self._read(b, messages)
+            self._keep_caller_busy(b, now)
             if self.remaining() == 0.0 and not self.why:
                 self.end(StopReason.TIME)
             if self.why == StopReason.TIME and deadline is None:
                 deadline = time.perf_counter() + GRACE
             if deadline is not None and time.perf_counter() > deadline:
                 break
-            self._report(sum(counts.values()))
-        self.pool.cancel_below(first + len(batch))  # copies of this batch still running
+            self._report(sum(b.counts.values()))
+        return self._close(b, began, warm)
+
+    def _submit(self, batch: list[tuple[Any, dict]]) -> _Batch:
+        """Submits the batch's tasks, numbered after those of the earlier batches."""
+        b = _Batch(self.tasks)
+        for j, (task, budgets) in enumerate(batch):
+            budgets = self._budgets(budgets)
+            b.tasks[b.first + j] = (task, budgets)
+            b.heard[b.first + j] = time.perf_counter()
+            self.pool.submit(task, budgets, b.first + j)
+        self.tasks += len(batch)
+        self.batches += 1
+        return b
+
+    def _hear(self, b: _Batch, messages: list[Message], now: float) -> None:
+        """Notes which tasks the workers spoke of: the caller's copy of such a task stops (the
+        worker's copy is under way and will finish)."""
+        for message in messages:
+            if message.index in b.heard:
+                b.heard[message.index] = now
+            self.heard = True
+            if self.helper is not None and self.helper.index == message.index:
+                self.helper.cancel()
+                b.copied.discard(message.index)  # copied again if it falls silent
+
+    def _from_workers(self, b: _Batch, finished: dict[int, dict]) -> None:
+        """Takes the workers' results: a lost task is submitted again (once); a worker's copy
+        that found nothing waits for the caller's copy still searching."""
+        for index, result in finished.items():
+            if "lost" in result and index in b.tasks and index not in b.results:
+                self.lost.append(f"task {index}: {result['lost']}")
+                again = index not in b.lost and not self.why
+                if again and b.tasks[index][1].get("checkpoint") is None:
+                    self.pool.submit(*b.tasks[index], index)  # once, to a worker still there
+                b.lost.add(index)
+                if self.helper is None or self.helper.index != index:
+                    b.copied.discard(index)
+            elif index in b.tasks and index not in b.results:
+                if self._caller_searches(index) and result["score"] <= NEG_INF:
+                    b.held[index] = {**result, "by": "worker"}  # it found nothing: wait
+                else:
+                    self._resolve(b, index, {**result, "by": "worker"})
+            else:
+                self.spare += result.get("playouts", 0)  # a copy overtaken by the caller's
+
+    def _from_caller(self, b: _Batch, mine: dict[int, dict]) -> None:
+        """Takes the result of the caller's copy, unless a worker's came first or it was
+        cancelled while the search goes on."""
+        for index, result in mine.items():
+            cancelled = result.get("cancelled", False) and not self.why
+            if index in b.tasks and index not in b.results and not cancelled:
+                self._resolve(b, index, {**result, "by": "caller"})
+            else:
+                self.spare += result.get("playouts", 0)
+
+    def _read(self, b: _Batch, messages: list[Message]) -> None:
+        """Shows the improvements and keeps the playout counts of the batch's tasks."""
+        for message in messages:
+            if isinstance(message, Improved):
+                self.show(message.score, message.actions)
+            elif isinstance(message, Counted) and message.index in b.tasks:
+                b.counts[message.index] = max(b.counts.get(message.index, 0), message.playouts)
+
+    def _keep_caller_busy(self, b: _Batch, now: float) -> None:
+        """Cancels the caller's copy of a task a worker finished, or starts it on another."""
+        if self.helper is None:
+            return
+        if self.helper.busy() and self.helper.index in b.results:
+            self.helper.cancel()  # a worker's copy finished first
+        elif not self.helper.busy() and not self.why and self._worth_starting():
+            self._stand_in(b, now)
+
+    def _close(self, b: _Batch, began: float, warm: bool) -> list[dict]:
+        """The batch's results in order (late tasks marked), its playouts and timings counted."""
+        self.pool.cancel_below(b.first + len(b.tasks))  # copies of this batch still running
         if self.helper is not None and self.helper.busy():
             self.helper.cancel()
         ordered = []
-        for index in tasks:
-            if index not in results and index in held:
-                self._resolve(results, counts, index, held[index])
-            if index not in results:
+        for index in b.tasks:
+            if index not in b.results and index in b.held:
+                self._resolve(b, index, b.held[index])
+            if index not in b.results:
                 self.late.append(index)
-                self.spare += counts.get(index, 0)
-                results[index] = _late(index, 0)
-            ordered.append(results[index])
+                self.spare += b.counts.get(index, 0)
+                b.results[index] = _late(index, 0)
+            ordered.append(b.results[index])
         self.total += sum(r["playouts"] for r in ordered)
         self.wall = time.perf_counter() - began
         if warm:
@@ -312,9 +365,9 @@ class Rounds:
             return None
         return self.work / self.measured
 
-    def _resolve(self, results: dict, counts: dict, index: int, result: dict) -> None:
-        results[index] = result
-        counts[index] = result["playouts"]
+    def _resolve(self, b: _Batch, index: int, result: dict) -> None:
+        b.results[index] = result
+        b.counts[index] = result["playouts"]
         self.show(result["score"], result["actions"])
         keys = ("by", "node", "ready", "seconds", "playouts")
         self.log.append({"index": index, **{k: result.get(k) for k in keys}})
@@ -329,24 +382,16 @@ class Rounds:
         left = self.remaining()
         return left is None or left > 0.1
 
-    def _stand_in(
-        self,
-        tasks: dict,
-        results: dict,
-        heard: dict,
-        lost: set,
-        copied: set,
-        now: float,
-    ) -> None:
+    def _stand_in(self, b: _Batch, now: float) -> None:
         """Starts the caller on the first task that waits too long for a worker, if any."""
         if self.helper is None:
             return
         patience = PATIENCE if self.heard else 0.0
-        for index, (task, budgets) in tasks.items():
-            if index in results or index in copied or budgets.get("checkpoint") is not None:
+        for index, (task, budgets) in b.tasks.items():
+            if index in b.results or index in b.copied or budgets.get("checkpoint") is not None:
                 continue
-            if index in lost or now - heard[index] >= patience:
-                copied.add(index)
+            if index in b.lost or now - b.heard[index] >= patience:
+                b.copied.add(index)
                 self.helper.submit(task, self._budgets(budgets), index)
                 return
 
