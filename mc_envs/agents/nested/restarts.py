@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from mc_envs.agents.base import Budget, SearchResult
 from mc_envs.agents.parallel.root import ParallelAgent
 from mc_envs.agents.runner import Program, Runner, Runs
 
 
-class NestedProgram(Program):
+class NestedProgram(Program, Protocol):
     """A :class:`~mc_envs.agents.runner.Program` made of complete runs, which also gives the
     search's result."""
 

@@ -49,24 +49,24 @@ GUARD_HINT = (
 
 
 class Improved(NamedTuple):
-    """A worker's message: task ``index`` found a better game."""
+    """A worker's message: task number ``task`` found a better game."""
 
-    index: int
+    task: int
     score: float
     actions: list[int]
 
 
 class Counted(NamedTuple):
-    """A worker's message: task ``index`` has made ``playouts`` so far."""
+    """A worker's message: task number ``task`` has made ``playouts`` so far."""
 
-    index: int
+    task: int
     playouts: int
 
 
 class Ended(NamedTuple):
-    """A worker's message: task ``index`` ended (its result follows)."""
+    """A worker's message: task number ``task`` ended (its result follows)."""
 
-    index: int
+    task: int
 
 
 Message = Improved | Counted | Ended
@@ -232,7 +232,7 @@ class ProcessPool:
                 messages.append(self.messages.get_nowait())
         except queue.Empty:
             pass
-        done = [m.index for m in messages if isinstance(m, Ended)]
+        done = [m.task for m in messages if isinstance(m, Ended)]
         messages = [m for m in messages if not isinstance(m, Ended)]
         futures = [self.pending[i] for i in done if self.pending.get(i) is not None]
         if futures:  # set by the executor's thread a moment after the message

@@ -280,12 +280,12 @@ class Rounds:
         """Notes which tasks the workers spoke of: the caller's copy of such a task stops (the
         worker's copy is under way and will finish)."""
         for message in messages:
-            if message.index in b.heard:
-                b.heard[message.index] = now
+            if message.task in b.heard:
+                b.heard[message.task] = now
             self.heard = True
-            if self.helper is not None and self.helper.index == message.index:
+            if self.helper is not None and self.helper.index == message.task:
                 self.helper.cancel()
-                b.copied.discard(message.index)  # copied again if it falls silent
+                b.copied.discard(message.task)  # copied again if it falls silent
 
     def _from_workers(self, b: _Batch, finished: dict[int, dict]) -> None:
         """Takes the workers' results: a lost task is submitted again (once); a worker's copy
@@ -322,8 +322,8 @@ class Rounds:
         for message in messages:
             if isinstance(message, Improved):
                 self.show(message.score, message.actions)
-            elif isinstance(message, Counted) and message.index in b.tasks:
-                b.counts[message.index] = max(b.counts.get(message.index, 0), message.playouts)
+            elif isinstance(message, Counted) and message.task in b.tasks:
+                b.counts[message.task] = max(b.counts.get(message.task, 0), message.playouts)
 
     def _keep_caller_busy(self, b: _Batch, now: float) -> None:
         """Cancels the caller's copy of a task a worker finished, or starts it on another."""
