@@ -155,3 +155,18 @@ def test_a_tree_search_switches_part_way_to_the_same_tree(forced_cold, env_id, m
     assert switched.score == compiled_only.score and switched.actions == compiled_only.actions
     assert switched.iterations == compiled_only.iterations == iterations
     assert env.unwrapped.clone_state() == before
+
+
+def test_the_stand_ins_plain_python_draws_are_the_compiled_generators_draws():
+    from mc_envs.agents.ops import plain_rng_below, plain_rng_state, plain_rng_uniform
+    from mc_envs.rng import rng_below, rng_state, rng_uniform
+
+    for seed in (0, 1, 3, 2**63 + 5, 123_456_789):
+        compiled, plain = rng_state(seed), plain_rng_state(seed)
+        assert plain.dtype == compiled.dtype and np.array_equal(plain, compiled)
+        for n in (1, 2, 7, 1000, 2**31):
+            for _ in range(50):
+                assert plain_rng_below(plain, n) == rng_below(compiled, n)
+        for _ in range(50):
+            assert plain_rng_uniform(plain) == rng_uniform(compiled)
+        assert np.array_equal(plain, compiled)

@@ -361,11 +361,52 @@ def generic_policy(env: Any, policy: Any) -> Any:
     raise ValueError(f"{type(env).__name__} has no playout policy {policy!r}: only 'random'")
 
 
+_MASK = (1 << 64) - 1
+
+
+def _splitmix(s: np.ndarray) -> int:
+    """:func:`mc_envs.rng.rng_next` in Python integers (the same 64 bits, nothing to compile):
+    the generic path must not wait for numba on a cold cache (a test checks the two agree)."""
+    x = (int(s[0]) + 0x9E3779B97F4A7C15) & _MASK
+    s[0] = x
+    z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def plain_rng_below(s: np.ndarray, n: int) -> int:
+    """:func:`mc_envs.rng.rng_below` in plain Python (the same draw)."""
+    return ((_splitmix(s) >> 32) * int(n)) >> 32
+
+
+def plain_rng_uniform(s: np.ndarray) -> float:
+    """:func:`mc_envs.rng.rng_uniform` in plain Python (the same draw)."""
+    return float(_splitmix(s) >> 11) * (1.0 / 9007199254740992.0)
+
+
+def plain_rng_state(seed: int) -> np.ndarray:
+    """:func:`mc_envs.rng.rng_state` in plain Python (the same state)."""
+    mix = np.array([int(seed) & _MASK], dtype=np.uint64)
+    return np.array([_splitmix(mix)], dtype=np.uint64)
+
+
+PLAIN_RNG = {"rng_below": plain_rng_below, "rng_uniform": plain_rng_uniform}
+
+
 class _RngView(Rng):
-    """An :class:`Rng` sharing an existing state array."""
+    """An :class:`Rng` sharing an existing state array, drawing in plain Python."""
 
     def __init__(self, state: np.ndarray) -> None:
         self.state = state
+
+    def below(self, n: int) -> int:
+        return plain_rng_below(self.state, n)
+
+    def uniform(self) -> float:
+        return plain_rng_uniform(self.state)
+
+    def choice(self, actions: np.ndarray) -> int:
+        return int(actions[plain_rng_below(self.state, len(actions))])
 
 
 def _py_copy_state(states: EnvStates, dst: int, src: int) -> None:
@@ -472,6 +513,7 @@ def bind_generic(template: Any, *, plain: bool = False, **bindings: Any) -> Any:
             for name, value in namespace.items()
             if isinstance(value, Dispatcher)
         )
+        namespace.update((name, fn) for name, fn in PLAIN_RNG.items() if name in namespace)
     namespace.update(bindings)
     fn = types.FunctionType(template.__code__, namespace, template.__name__, template.__defaults__)
     namespace[template.__name__] = fn

@@ -33,13 +33,14 @@ from mc_envs.agents.ops import (
     generic_policy,
     ladder,
     legal,
+    plain_rng_state,
     play,
     playout,
     score,
 )
 from mc_envs.agents.parallel.root import root_search
 from mc_envs.agents.runner import Runner
-from mc_envs.rng import rng_below, rng_state
+from mc_envs.rng import rng_below
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
 F_ACTIVE, F_PLAYED, F_NEXT, F_TIES, F_STEP_MOVE, F_STEP_TIES = range(6)
@@ -336,7 +337,7 @@ class _Program:
             scores=np.zeros((slots, 2), dtype=np.float64),
             run_best=np.full(1, NEG_INF),
         )
-        self.rng = rng_state(agent.seed)
+        self.rng = plain_rng_state(agent.seed)
 
     def entries(self) -> list[Any]:
         """The compiled entry points (for :mod:`mc_envs.agents.compile_ahead`)."""

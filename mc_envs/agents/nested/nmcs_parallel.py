@@ -13,10 +13,10 @@ import copy
 from typing import Any
 
 from mc_envs.agents.base import NEG_INF, Budget, Callback, Progress, SearchResult
+from mc_envs.agents.ops import plain_rng_below, plain_rng_state
 from mc_envs.agents.parallel.master import Master
 from mc_envs.agents.parallel.root import solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT
-from mc_envs.rng import rng_below, rng_state
 
 
 class _MoveSearch:
@@ -65,7 +65,7 @@ def _better(score: float, best: float, ties: int, rng: Any) -> tuple[bool, int]:
     """Whether ``score`` replaces ``best``, ties broken uniformly as in :func:`mc_envs.agents.nested.nmcs._nmcs`;
     and the updated count of tied scores."""
     if score == best:
-        return rng_below(rng, ties + 2) == 0, ties + 1
+        return plain_rng_below(rng, ties + 2) == 0, ties + 1
     if score > best:
         return True, 0
     return False, ties
@@ -95,7 +95,7 @@ def moves_search(agent: Any, env: Any, budget: Budget) -> SearchResult:
         raise ValueError("parallel='moves' spreads level-(L-1) searches: it needs level >= 2")
     base = env.unwrapped
     snapshot = base.clone_state()
-    rng = rng_state(agent.seed)
+    rng = plain_rng_state(agent.seed)
     try:
         with Master(agent, env, budget) as m:
             while m.more_runs():

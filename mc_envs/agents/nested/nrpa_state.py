@@ -8,7 +8,7 @@ import numpy as np
 
 from mc_envs.agents.base import NEG_INF
 from mc_envs.agents.nested.nrpa_core import PRIME, Log, Tables, Work, clear_policy
-from mc_envs.rng import rng_state
+from mc_envs.agents.ops import plain_rng_state
 
 
 class SearchState:
@@ -63,7 +63,7 @@ class SearchState:
             used=np.zeros((level + 1, PRIME), dtype=np.int32),
             nused=np.zeros(level + 1, dtype=np.int64),
         )
-        self.rng = rng_state(seed)
+        self.rng = plain_rng_state(seed)
 
     def policy(self, row: int) -> dict[str, list]:
         """One policy row as touched indices (in order) and their weights."""

@@ -30,15 +30,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, StopReason
+from mc_envs.agents.ops import plain_rng_state
 from mc_envs.agents.parallel.pools import BACKENDS, make_pool
 from mc_envs.agents.parallel.rounds import Rounds, why_ended
 from mc_envs.core import strict
-from mc_envs.rng import rng_state
 
 
 def worker_seed(seed: int, index: int) -> int:
     """The seed of worker (or task) ``index`` of an agent seeded with ``seed`` (unrelated streams)."""
-    return int(rng_state((int(seed) << 16) ^ (index + 1))[0]) & 0x7FFFFFFFFFFFFFFF
+    return int(plain_rng_state((int(seed) << 16) ^ (index + 1))[0]) & 0x7FFFFFFFFFFFFFFF
 
 
 def check_parallel(workers: int, backend: str) -> None:
