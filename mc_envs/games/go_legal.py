@@ -232,21 +232,14 @@ def legal_words(state: np.ndarray, out: np.ndarray) -> int:
 @njit(cache=True, nogil=True)
 def legal(state: np.ndarray, ws: np.ndarray, out: np.ndarray) -> int:
     """Writes the legal actions, ascending (the pass last), into ``out``; none once the game is
-    over. ``ws`` is not used."""
+    over. ``ws[:W]`` gets the legal points as words (:func:`legal_words`)."""
     if state[OVER]:
         return 0
     n = state[SIZE]
-    p, w, head, captured, ring, table = _sections(state)
-    c = state[PLAYER]
-    slot = ring + state[SLOT] * 2 * w
-    mine, theirs = slot + c * w, slot + (1 - c) * w
-    mine_captured = captured + c * w
-    suspects = _suspects(state, head, captured, w)
+    legal_words(state, ws)
     k = 0
-    for i in range(w):
-        word = _legal_word(
-            state, i, mine, theirs, w, mine_captured, head, captured, table, suspects
-        )
+    for i in range((state[STRIDE] * state[STRIDE] + 63) >> 6):
+        word = ws[i]
         while word:
             out[k] = ACTION_OF[n, i * 64 + lowest_bit(word)]
             k += 1
