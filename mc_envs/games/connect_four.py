@@ -16,12 +16,7 @@ shifting by 1 (vertical), 7 (horizontal), 6 and 8 (diagonals) never wraps::
 State layout (one flat int64 array; copying it is a complete snapshot)::
 
     index   meaning
-    0       STONES0   bitboard of player 0's stones
-    1       STONES1   bitboard of player 1's stones
-    2       PLAYER    the player to move (0 or 1)
-    3       MOVES     stones on the board
-    4       OVER      1 once the game has ended
-    5       RESULT    at the end: +1 player 0 won, -1 player 1 won, 0 draw
+    0..5    the two-player header of mc_envs.games.two_player (stones, mover, moves, end, result)
     6..12   HEIGHT    stones in column 0..6
 """
 
@@ -31,19 +26,9 @@ import numpy as np
 
 from mc_envs._numba import njit
 from mc_envs.core import Kernel, check_layout, state_error
+from mc_envs.games import two_player
 from mc_envs.games.playouts import uniform_playout
-from mc_envs.games.two_player import (
-    MOVES,
-    OVER,
-    PLAYER,
-    RESULT,
-    STONES0,
-    STONES1,
-    check_header,
-    player,
-    returns,
-    score,
-)
+from mc_envs.games.two_player import OVER, PLAYER, RESULT, STONES0, STONES1, place  # noqa: F401
 
 HEIGHT = 6  # after the shared header of mc_envs.games.two_player
 LENGTH = HEIGHT + 7
@@ -88,18 +73,8 @@ def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
     p = state[PLAYER]
     h = state[HEIGHT + action]
     stones = state[STONES0 + p] | (np.int64(1) << (action * 7 + h))
-    state[STONES0 + p] = stones
     state[HEIGHT + action] = h + 1
-    state[MOVES] += 1
-    state[PLAYER] = 1 - p
-    if has_four(stones):
-        state[OVER] = 1
-        state[RESULT] = 1 - 2 * p
-        return 1.0
-    if state[MOVES] == ROWS * COLS:
-        state[OVER] = 1
-        state[RESULT] = 0
-    return 0.0
+    return place(state, p, stones, has_four(stones), ROWS * COLS)
 
 
 playout = uniform_playout("connect_four", legal, play)
@@ -152,13 +127,13 @@ KERNEL = Kernel(
     legal=legal,
     play=play,
     playout=playout,
-    score=score,
+    score=two_player.score,
     workspace=workspace,
     max_moves=ROWS * COLS,
     max_actions=COLS,
     policies=dict(POLICIES),
-    player=player,
-    returns=returns,
+    player=two_player.player,
+    returns=two_player.returns,
     observe=observe,
     priors={"c4heuristic": heuristic_prior},
 )
@@ -185,7 +160,9 @@ def check_state(data: np.ndarray, config: tuple = ()) -> None:
     """Raises ValueError, naming the field and index, unless ``data`` is a position whose stones
     rest on each other, with heights, counts and end flags that follow from them."""
     s = check_layout(data, "ConnectFour", np.int64, LENGTH).tolist()
-    check_header("ConnectFour", s, ROWS * COLS, VALID, (_four(s[STONES0]), _four(s[STONES1])))
+    two_player.check_header(
+        "ConnectFour", s, ROWS * COLS, VALID, (_four(s[STONES0]), _four(s[STONES1]))
+    )
     both = s[STONES0] | s[STONES1]
     for c in range(COLS):
         h = s[HEIGHT + c]
@@ -248,18 +225,8 @@ def parse_board(text: str) -> np.ndarray:
                 break
             state[STONES0 + SYMBOLS.index(ch) - 1] |= 1 << (c * 7 + r)
             state[HEIGHT + c] += 1
-    n0, n1 = bin(int(state[STONES0])).count("1"), bin(int(state[STONES1])).count("1")
-    if not 0 <= n0 - n1 <= 1:
-        raise ValueError(f"impossible position: {n0} X and {n1} O")
-    state[MOVES], state[PLAYER] = n0 + n1, n0 - n1
-    won0, won1 = has_four(state[STONES0]), has_four(state[STONES1])
-    if won0 and won1:
-        raise ValueError("impossible position: both players have four in a row")
-    if won0 or won1:
-        state[OVER], state[RESULT] = 1, 1 if won0 else -1
-    elif n0 + n1 == ROWS * COLS:
-        state[OVER] = 1
-    return state
+    won = (bool(has_four(state[STONES0])), bool(has_four(state[STONES1])))
+    return two_player.settle(state, won, ROWS * COLS, "four in a row")
 
 
 def planes(state: np.ndarray) -> np.ndarray:

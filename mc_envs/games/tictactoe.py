@@ -8,15 +8,9 @@ Cells are numbered ``row * 3 + col``, row 0 at the top; bit ``i`` of a bitboard 
 
 Player 0 (``X``) moves first; player 1 is ``O``.
 
-State layout (one flat int64 array; copying it is a complete snapshot)::
-
-    index   meaning
-    0       STONES0   bitboard of player 0's stones
-    1       STONES1   bitboard of player 1's stones
-    2       PLAYER    the player to move (0 or 1)
-    3       MOVES     stones on the board
-    4       OVER      1 once the game has ended
-    5       RESULT    at the end: +1 player 0 won, -1 player 1 won, 0 draw
+State layout: six int64, the two-player header of :mod:`mc_envs.games.two_player` (the stones'
+bitboards, the mover, the move count, the end flag and the result); copying it is a complete
+snapshot.
 """
 
 from __future__ import annotations
@@ -25,19 +19,9 @@ import numpy as np
 
 from mc_envs._numba import njit
 from mc_envs.core import Kernel, check_layout
+from mc_envs.games import two_player
 from mc_envs.games.playouts import uniform_playout
-from mc_envs.games.two_player import (
-    MOVES,
-    OVER,
-    PLAYER,
-    RESULT,
-    STONES0,
-    STONES1,
-    check_header,
-    player,
-    returns,
-    score,
-)
+from mc_envs.games.two_player import OVER, PLAYER, RESULT, STONES0, STONES1, place  # noqa: F401
 
 LENGTH = 6
 ROWS = COLS = 3
@@ -94,17 +78,7 @@ def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
     """Puts the mover's stone on cell ``action`` (legal); returns 1.0 if that move won, else 0.0."""
     p = state[PLAYER]
     stones = state[STONES0 + p] | (np.int64(1) << action)
-    state[STONES0 + p] = stones
-    state[MOVES] += 1
-    state[PLAYER] = 1 - p
-    if has_line(stones):
-        state[OVER] = 1
-        state[RESULT] = 1 - 2 * p
-        return 1.0
-    if state[MOVES] == CELLS:
-        state[OVER] = 1
-        state[RESULT] = 0
-    return 0.0
+    return place(state, p, stones, has_line(stones), CELLS)
 
 
 playout = uniform_playout("tictactoe", legal, play)
@@ -132,13 +106,13 @@ KERNEL = Kernel(
     legal=legal,
     play=play,
     playout=playout,
-    score=score,
+    score=two_player.score,
     workspace=workspace,
     max_moves=CELLS,
     max_actions=CELLS,
     policies=dict(POLICIES),
-    player=player,
-    returns=returns,
+    player=two_player.player,
+    returns=two_player.returns,
     observe=observe,
 )
 
@@ -147,7 +121,7 @@ def check_state(data: np.ndarray, config: tuple = ()) -> None:
     """Raises ValueError, naming the field and index, unless ``data`` is a reachable position."""
     s = check_layout(data, "TicTacToe", np.int64, LENGTH).tolist()
     won0, won1 = (any(s[i] & line == line for line in LINES.tolist()) for i in (STONES0, STONES1))
-    check_header("TicTacToe", s, CELLS, FULL, (won0, won1))
+    two_player.check_header("TicTacToe", s, CELLS, FULL, (won0, won1))
 
 
 def board_of(state: np.ndarray) -> np.ndarray:
@@ -189,18 +163,8 @@ def parse_board(text: str) -> np.ndarray:
             raise ValueError(f"unknown cell {ch!r}; use X, O or .")
         if ch != ".":
             state[STONES0 + SYMBOLS.index(ch) - 1] |= 1 << i
-    n0, n1 = bin(int(state[STONES0])).count("1"), bin(int(state[STONES1])).count("1")
-    if not 0 <= n0 - n1 <= 1:
-        raise ValueError(f"impossible position: {n0} X and {n1} O")
-    state[MOVES], state[PLAYER] = n0 + n1, n0 - n1
-    won0, won1 = has_line(state[STONES0]), has_line(state[STONES1])
-    if won0 and won1:
-        raise ValueError("impossible position: both players have three in a row")
-    if won0 or won1:
-        state[OVER], state[RESULT] = 1, 1 if won0 else -1
-    elif n0 + n1 == CELLS:
-        state[OVER] = 1
-    return state
+    won = (bool(has_line(state[STONES0])), bool(has_line(state[STONES1])))
+    return two_player.settle(state, won, CELLS, "three in a row")
 
 
 def planes(state: np.ndarray) -> np.ndarray:

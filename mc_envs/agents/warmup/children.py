@@ -12,7 +12,7 @@ from typing import Any
 
 from mc_envs.agents.warmup.work import Done, Entry, entries
 
-RSS_BOUND = 400 * 2**20  # bytes: a child past this peak is replaced after its entry
+RSS_BOUND = 350 * 2**20  # bytes: a child past this peak is replaced after its entry
 CHILDREN = 2
 
 
