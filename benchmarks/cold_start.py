@@ -249,10 +249,10 @@ def line(name: str, case: dict[str, Any]) -> str:
         return f"{name:<34} error: {cold['error']}"
     if case["group"] == "warmup":
         return (
-            f"{name:<34} {cold['seconds']:7.1f} s cold ({cold['seconds'] / 120:.2f} of 120 s), "
+            f"{name:<34} {cold['seconds']:7.1f} s cold ({cold['seconds'] / 120:.2f}x the 120 s target), "
             f"{cached.get('seconds', 0):.1f} s cached; peak RSS: one process "
             f"{cold['peak_rss_max'] / 2**20:,.0f} MB, all at once {cold['peak_rss_sum'] / 2**20:,.0f}"
-            f" MB ({cold['peak_rss_sum'] / RSS_TARGET:.2f} of 1 GB)"
+            f" MB ({cold['peak_rss_sum'] / RSS_TARGET:.2f}x the 1 GB target)"
         )
     if case["group"] == "vector":
         worst = cold.get("worst_later_step_s", 0.0)
@@ -263,13 +263,13 @@ def line(name: str, case: dict[str, Any]) -> str:
         )
         return (
             f"{name:<34} {cold['first_step_s']:7.2f} s first step{ratio}, worst later step "
-            f"{worst * 1e3:.0f} ms ({worst / 0.1:.2f} of 100 ms)"
+            f"{worst * 1e3:.0f} ms ({worst / 0.1:.2f}x the 100 ms target)"
         )
     target = TARGET[case["group"]]
     pgx = f"  pgx {peer['first_s']:.2f} s" if "first_s" in peer else ""
     top = ", ".join(f"{n} {s:.1f}" for n, s in cold["top"][:3])
     return (
-        f"{name:<34} {cold['first_s']:7.2f} s cold ({cold['first_s'] / target:.2f} of {target:g} s),"
+        f"{name:<34} {cold['first_s']:7.2f} s cold ({cold['first_s'] / target:.2f}x the {target:g} s target),"
         f" {cached.get('first_s', float('nan')):.2f} s cached; compile {cold['compile_cpu_s']:.1f}"
         f" CPU s ({top}){pgx}"
     )
