@@ -312,7 +312,8 @@ def _listed(s, ws, out, ng):
     rows = np.int64(s[ROWS])
     cols = np.int64(s[COLS])
     g0 = 1 + 3 * (rows + 2) * (cols + 2) + rows * cols
-    out[:ng] = ws[g0 : g0 + ng]
+    for j in range(ng):  # a slice assignment would compile numba's shape error message (1-2 s)
+        out[j] = ws[g0 + j]
     return ng
 
 
