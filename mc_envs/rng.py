@@ -66,3 +66,55 @@ class Rng:
     def choice(self, actions: np.ndarray) -> int:
         """A uniformly chosen element of ``actions``."""
         return int(actions[rng_below(self.state, len(actions))])
+
+
+_MASK = (1 << 64) - 1
+
+
+def _splitmix(s: np.ndarray) -> int:
+    """:func:`rng_next` in Python integers (the same 64 bits, nothing to compile):
+    the generic path must not wait for numba on a cold cache (a test checks the two agree)."""
+    x = (int(s[0]) + 0x9E3779B97F4A7C15) & _MASK
+    s[0] = x
+    z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def plain_rng_below(s: np.ndarray, n: int) -> int:
+    """:func:`rng_below` in plain Python (the same draw)."""
+    return ((_splitmix(s) >> 32) * int(n)) >> 32
+
+
+def plain_rng_uniform(s: np.ndarray) -> float:
+    """:func:`rng_uniform` in plain Python (the same draw)."""
+    return float(_splitmix(s) >> 11) * (1.0 / 9007199254740992.0)
+
+
+def plain_rng_state(seed: int) -> np.ndarray:
+    """:func:`rng_state` in plain Python (the same state)."""
+    mix = np.array([int(seed) & _MASK], dtype=np.uint64)
+    return np.array([_splitmix(mix)], dtype=np.uint64)
+
+
+PLAIN_RNG = {"rng_below": plain_rng_below, "rng_uniform": plain_rng_uniform}
+
+
+class PlainRngView(Rng):
+    """An :class:`Rng` over an existing state array that draws in plain Python (the generic
+    search path: the same draws as the compiled generator, nothing to compile)."""
+
+    def __init__(self, state: np.ndarray) -> None:
+        self.state = state
+
+    def below(self, n: int) -> int:
+        """A uniform integer in ``[0, n)``."""
+        return plain_rng_below(self.state, n)
+
+    def uniform(self) -> float:
+        """A uniform float in ``[0, 1)``."""
+        return plain_rng_uniform(self.state)
+
+    def choice(self, actions: np.ndarray) -> int:
+        """A uniformly chosen element of ``actions``."""
+        return int(actions[plain_rng_below(self.state, len(actions))])

@@ -94,3 +94,15 @@ def pygame_display():
     morpion._BACKGROUND.clear()
     for name in [m for m in sys.modules if m == "pygame" or m.startswith("pygame.")]:
         del sys.modules[name]
+
+
+def cli_with_ctrl_c(*args: str) -> list[str]:
+    """The command line of an ``mc-envs`` child that Ctrl-C interrupts even when the tests run
+    in the background: a shell that starts them there makes its children ignore SIGINT, so the
+    child puts Python's handler back before it runs the command (no preexec_fn: Python code
+    between fork and exec is unsafe once JAX's threads run in this process)."""
+    child = (
+        "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "sys.argv[0] = 'mc-envs'; runpy.run_module('mc_envs.cli', run_name='__main__')"
+    )
+    return [sys.executable, "-c", child, *args]

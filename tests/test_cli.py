@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import cli_with_ctrl_c
 
 from mc_envs.cli import main
 from mc_envs.morpion_records import shipped_record
@@ -157,16 +158,9 @@ def test_solve_sudoku_prints_the_solved_grid(tmp_path):
 
 def test_ctrl_c_saves_the_best_record_and_exits_130(tmp_path):
     out = tmp_path / "long.json"
-    # A shell that starts pytest in the background makes its children ignore SIGINT: the child
-    # puts Python's handler back before it runs the command (no preexec_fn: Python code between
-    # fork and exec is unsafe once JAX's threads run in this process).
-    child = (
-        "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "sys.argv[0] = 'mc-envs'; runpy.run_module('mc_envs.cli', run_name='__main__')"
-    )
     args = ["solve", "samegame", "--position", "1", "--level", "4", "--time", "120"]
     proc = subprocess.Popen(
-        [sys.executable, "-c", child, *args, "--quiet", "--out", str(out)],
+        cli_with_ctrl_c(*args, "--quiet", "--out", str(out)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -15,6 +15,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from helpers import cli_with_ctrl_c
 
 import mc_envs  # noqa: F401
 from mc_envs import morpion_records
@@ -257,7 +258,7 @@ def read_until(stream, text: str, budget: float) -> str:
 
 def test_ctrl_c_at_the_prompt_exits_130_in_one_line(tmp_path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mc_envs.cli", "play", "tictactoe", "--terminal", "--vs", "random"],
+        cli_with_ctrl_c("play", "tictactoe", "--terminal", "--vs", "random"),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -158,8 +158,14 @@ def test_a_tree_search_switches_part_way_to_the_same_tree(forced_cold, env_id, m
 
 
 def test_the_stand_ins_plain_python_draws_are_the_compiled_generators_draws():
-    from mc_envs.agents.ops import plain_rng_below, plain_rng_state, plain_rng_uniform
-    from mc_envs.rng import rng_below, rng_state, rng_uniform
+    from mc_envs.rng import (
+        plain_rng_below,
+        plain_rng_state,
+        plain_rng_uniform,
+        rng_below,
+        rng_state,
+        rng_uniform,
+    )
 
     for seed in (0, 1, 3, 2**63 + 5, 123_456_789):
         compiled, plain = rng_state(seed), plain_rng_state(seed)

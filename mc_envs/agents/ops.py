@@ -29,7 +29,7 @@ from mc_envs import kernel as kn
 from mc_envs._numba import instantiate, njit
 from mc_envs.agents.common import count_playout, record
 from mc_envs.core import Kernel, random_policy
-from mc_envs.rng import Rng
+from mc_envs.rng import PLAIN_RNG, PlainRngView
 
 Game = namedtuple("Game", "states ws")
 Game.__doc__ = """The game side of a search: ``states`` (a slot store: a 2-D array, one state per row, or
@@ -361,54 +361,6 @@ def generic_policy(env: Any, policy: Any) -> Any:
     raise ValueError(f"{type(env).__name__} has no playout policy {policy!r}: only 'random'")
 
 
-_MASK = (1 << 64) - 1
-
-
-def _splitmix(s: np.ndarray) -> int:
-    """:func:`mc_envs.rng.rng_next` in Python integers (the same 64 bits, nothing to compile):
-    the generic path must not wait for numba on a cold cache (a test checks the two agree)."""
-    x = (int(s[0]) + 0x9E3779B97F4A7C15) & _MASK
-    s[0] = x
-    z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-    return z ^ (z >> 31)
-
-
-def plain_rng_below(s: np.ndarray, n: int) -> int:
-    """:func:`mc_envs.rng.rng_below` in plain Python (the same draw)."""
-    return ((_splitmix(s) >> 32) * int(n)) >> 32
-
-
-def plain_rng_uniform(s: np.ndarray) -> float:
-    """:func:`mc_envs.rng.rng_uniform` in plain Python (the same draw)."""
-    return float(_splitmix(s) >> 11) * (1.0 / 9007199254740992.0)
-
-
-def plain_rng_state(seed: int) -> np.ndarray:
-    """:func:`mc_envs.rng.rng_state` in plain Python (the same state)."""
-    mix = np.array([int(seed) & _MASK], dtype=np.uint64)
-    return np.array([_splitmix(mix)], dtype=np.uint64)
-
-
-PLAIN_RNG = {"rng_below": plain_rng_below, "rng_uniform": plain_rng_uniform}
-
-
-class _RngView(Rng):
-    """An :class:`Rng` sharing an existing state array, drawing in plain Python."""
-
-    def __init__(self, state: np.ndarray) -> None:
-        self.state = state
-
-    def below(self, n: int) -> int:
-        return plain_rng_below(self.state, n)
-
-    def uniform(self) -> float:
-        return plain_rng_uniform(self.state)
-
-    def choice(self, actions: np.ndarray) -> int:
-        return int(actions[plain_rng_below(self.state, len(actions))])
-
-
 def _py_copy_state(states: EnvStates, dst: int, src: int) -> None:
     states.copy(dst, src)
 
@@ -426,7 +378,7 @@ def _py_play(states: EnvStates, i: int, action: int, ws: Any) -> float:
 def _py_playout(states, i, policy, rng, ws, seq, start):
     env = states.use(i)
     choose = policy(env)
-    view = _RngView(rng)
+    view = PlainRngView(rng)
     n = 0
     actions = env.legal_actions()
     while len(actions):

@@ -33,14 +33,13 @@ from mc_envs.agents.ops import (
     generic_policy,
     ladder,
     legal,
-    plain_rng_state,
     play,
     playout,
     score,
 )
 from mc_envs.agents.parallel.root import root_search
 from mc_envs.agents.runner import Runner
-from mc_envs.rng import rng_below
+from mc_envs.rng import plain_rng_state, rng_below
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
 F_ACTIVE, F_PLAYED, F_NEXT, F_TIES, F_STEP_MOVE, F_STEP_TIES = range(6)

@@ -8,7 +8,7 @@ import numpy as np
 
 from mc_envs.agents.base import NEG_INF
 from mc_envs.agents.nested.nrpa_core import PRIME, Log, Tables, Work, clear_policy
-from mc_envs.agents.ops import plain_rng_state
+from mc_envs.rng import plain_rng_state
 
 
 class SearchState:
