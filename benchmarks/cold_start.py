@@ -39,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.reporting import provenance, save_report  # noqa: E402
+from benchmarks.reporting import provenance, run_code, save_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PGX = {"ConnectFour-v0": "connect_four", "TicTacToe-v0": "tic_tac_toe", "Go-v0": "go_9x9"}
@@ -108,24 +108,8 @@ print(json.dumps({"first_s": round(time.perf_counter() - t0, 3)}))
 def child(code: str, cache: str, timeout: float = 900.0) -> dict[str, Any]:
     """Runs ``code`` in a fresh process on the numba cache ``cache``: its last JSON line, or
     ``{"error": ...}``."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
-    env["MC_ENVS_COMPILE_AHEAD"] = "0"  # no budget here is a time limit: nothing stands in
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", code],
-            env=env,
-            cwd=str(ROOT),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        return {"error": f"timeout after {timeout:.0f} s"}
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        return {"error": f"exit {done.returncode}: {done.stderr.strip()[-500:]}"}
-    return json.loads(lines[-1])
+    # No budget here is a time limit: nothing stands in for a compiled search.
+    return run_code(code, cache, timeout, MC_ENVS_COMPILE_AHEAD="0")
 
 
 def first_result(env_id: str, kind: str) -> dict[str, Any]:

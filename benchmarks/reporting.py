@@ -8,6 +8,7 @@ time, like the figures of the NMCS paper.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -129,6 +130,24 @@ def save_report(out: Path, report: dict) -> None:
     write_atomic(out, json.dumps(report, indent=1))
 
 
+def add_run_arguments(parser: argparse.ArgumentParser, what: str, checkpoint: str) -> None:
+    """Adds the options the long-run benchmarks share: the seed, NRPA's variants, the report
+    (``--out``, ``--plot``) and ``--resume``, which keeps ``what`` already in the report and
+    continues a search cut short from its checkpoint file (``checkpoint``)."""
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tau", type=float, default=1.0, help="NRPA: GNRPA's temperature")
+    parser.add_argument("--stabilize", type=int, default=1, help="NRPA: rollouts per level-1 step")
+    parser.add_argument("--repeats", type=int, default=0, help="NRPA: limited repetitions")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--plot", action="store_true", help="also write a PNG of score vs time")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help=f"keep the {what} already in --out; continue a search cut short (its checkpoint "
+        f"{checkpoint}) for the time it has left; play the rest",
+    )
+
+
 def run_child(script: str | Path, spec: dict, timeout: float) -> dict:
     """Runs ``spec`` in a fresh process (``script --one SPEC``): its last JSON line, or
     ``{"error": ...}`` when it fails or outlives ``timeout`` seconds (then its whole process
@@ -150,6 +169,29 @@ def run_child(script: str | Path, spec: dict, timeout: float) -> dict:
     if proc.returncode != 0 or not lines:
         tail = " | ".join(stderr.strip().splitlines()[-3:])
         return {"error": f"exit {proc.returncode}: {tail}"}
+    return json.loads(lines[-1])
+
+
+def run_code(code: str, cache: str, timeout: float, **extra: str) -> dict[str, Any]:
+    """Runs ``code`` (``python -c``) in a fresh process on the numba cache ``cache``, this tree
+    first on its path and ``extra`` added to its environment: its last JSON line, or
+    ``{"error": ...}`` when it fails or outlives ``timeout`` seconds."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT), **extra}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            cwd=str(ROOT),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {timeout:.0f} s"}
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return {"error": f"exit {done.returncode}: {done.stderr.strip()[-500:]}"}
     return json.loads(lines[-1])
 
 

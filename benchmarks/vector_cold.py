@@ -13,22 +13,25 @@ seconds, so that the measurement covers it. For pgx (:func:`pgx_cold`): the seco
 process's start to the return of the first jitted, vmapped batch step (``auto_reset(step,
 init)``) of ``n`` games, ``jax.jit(jax.vmap(init))`` included.
 
-Importing this module has no side effects; ``benchmarks/cold_start.py`` calls the two functions.
-Nothing is asserted: :func:`main` prints a table.
+Importing this module measures nothing (it puts this tree first on ``sys.path``);
+``benchmarks/cold_start.py`` calls the two functions. Nothing is asserted: :func:`main` prints a
+table.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.reporting import run_code  # noqa: E402
+
 PGX_GAMES = {
     "mc_envs/ConnectFour-v0": "connect_four",
     "mc_envs/TicTacToe-v0": "tic_tac_toe",
@@ -108,24 +111,8 @@ def _child(code: str, spec: dict, timeout: float) -> dict[str, Any]:
     """Runs ``code`` (which reads ``SPEC``) in a new process on a new, empty numba cache: its
     last JSON line, or ``{"error": ...}``."""
     with tempfile.TemporaryDirectory(prefix="mc-envs-vector-cold-") as cache:
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
         script = f"import json as _j\nSPEC = _j.loads({json.dumps(spec)!r})\n{code}"
-        try:
-            done = subprocess.run(
-                [sys.executable, "-c", script],
-                env=env,
-                cwd=str(ROOT),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
-            return {"error": f"timeout after {timeout:.0f} s"}
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        return {"error": f"exit {done.returncode}: {done.stderr.strip()[-500:]}"}
-    return json.loads(lines[-1])
+        return run_code(script, cache, timeout)
 
 
 def vector_cold(
@@ -187,7 +174,6 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-pgx", action="store_true")
     parser.add_argument("--out", type=Path, help="write the report here as JSON")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
     from mc_envs.registry import ENVS
 
     ids = [i for i in ENVS if not args.ids or i.split("/")[1].rsplit("-v", 1)[0] in args.ids]
