@@ -118,18 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--time", type=float, default=60.0, help="seconds per variant")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--backend", choices=("local", "ray"), default="local")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--tau", type=float, default=1.0, help="NRPA: GNRPA's temperature")
-    parser.add_argument("--stabilize", type=int, default=1, help="NRPA: rollouts per level-1 step")
-    parser.add_argument("--repeats", type=int, default=0, help="NRPA: limited repetitions")
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--plot", action="store_true", help="also write a PNG of score vs time")
-    parser.add_argument(
-        "--resume",
-        action="store_true",
-        help="keep the variants already in --out; continue a search cut short (its checkpoint "
-        "<out>_<variant>.ck.json) for the time it has left; play the rest",
-    )
+    reporting.add_run_arguments(parser, "variants", "<out>_<variant>.ck.json")
     args = parser.parse_args(argv)
     out = (
         args.out or ROOT / "benchmarks" / "out" / f"morpion_records_{args.algo}_l{args.level}.json"

@@ -208,24 +208,13 @@ def main(argv: list[str] | None = None) -> None:
         help="NRPA race: split each position's time into this many races with fresh seeds, the "
         "best game kept (mc_envs.agents.parallel.race)",
     )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--tau", type=float, default=1.0, help="NRPA: GNRPA's temperature")
     parser.add_argument("--bias", type=float, default=0.0, help="NRPA: GNRPA's bias weight")
-    parser.add_argument("--stabilize", type=int, default=1, help="NRPA: rollouts per level-1 step")
-    parser.add_argument("--repeats", type=int, default=0, help="NRPA: limited repetitions")
     parser.add_argument("--codes", choices=("game", "action"), default="game", help="NRPA's key")
     parser.add_argument(
         "--warm-from", type=Path, default=None, help="NRPA: warm-start from this report's games"
     )
     parser.add_argument("--positions", type=int, nargs="*", default=list(range(1, 21)))
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--plot", action="store_true", help="also write a PNG of score vs time")
-    parser.add_argument(
-        "--resume",
-        action="store_true",
-        help="keep the positions already in --out; continue a search cut short (its checkpoint "
-        "<out>_p<position>.ck.json) for the time it has left; play the rest",
-    )
+    reporting.add_run_arguments(parser, "positions", "<out>_p<position>.ck.json")
     args = parser.parse_args(argv)
     if args.algo == "nmcs" and args.policy and len(args.policy) > 1:
         parser.error("--policy: a portfolio of several policies is NRPA's (--algo nrpa)")
