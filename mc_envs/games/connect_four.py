@@ -22,6 +22,8 @@ State layout (one flat int64 array; copying it is a complete snapshot)::
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from mc_envs._numba import njit
@@ -122,19 +124,14 @@ def workspace(state: np.ndarray) -> np.ndarray:
     return np.zeros(COLS, dtype=np.int64)
 
 
-KERNEL = Kernel(
+# The shared header's functions, under the names that Kernel.from_module reads.
+score, player, returns = two_player.score, two_player.player, two_player.returns
+KERNEL = Kernel.from_module(
+    sys.modules[__name__],
     name="connect_four",
-    legal=legal,
-    play=play,
-    playout=playout,
-    score=two_player.score,
-    workspace=workspace,
     max_moves=ROWS * COLS,
     max_actions=COLS,
-    policies=dict(POLICIES),
-    player=two_player.player,
-    returns=two_player.returns,
-    observe=observe,
+    two_player=True,
     priors={"c4heuristic": heuristic_prior},
 )
 

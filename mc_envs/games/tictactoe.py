@@ -15,6 +15,8 @@ snapshot.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from mc_envs._numba import njit
@@ -101,19 +103,10 @@ def workspace(state: np.ndarray) -> np.ndarray:
     return np.zeros(CELLS, dtype=np.int64)
 
 
-KERNEL = Kernel(
-    name="tictactoe",
-    legal=legal,
-    play=play,
-    playout=playout,
-    score=two_player.score,
-    workspace=workspace,
-    max_moves=CELLS,
-    max_actions=CELLS,
-    policies=dict(POLICIES),
-    player=two_player.player,
-    returns=two_player.returns,
-    observe=observe,
+# The shared header's functions, under the names that Kernel.from_module reads.
+score, player, returns = two_player.score, two_player.player, two_player.returns
+KERNEL = Kernel.from_module(
+    sys.modules[__name__], name="tictactoe", max_moves=CELLS, max_actions=CELLS, two_player=True
 )
 
 
