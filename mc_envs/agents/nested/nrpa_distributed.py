@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from mc_envs._numba import is_cached
-from mc_envs.agents.base import NEG_INF, Budget, Callback, SearchResult, Slot, StopReason
+from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, Slot, StopReason
 from mc_envs.agents.nested.nrpa_core import clear_policy
 from mc_envs.agents.parallel.master import Master
 from mc_envs.agents.parallel.root import solo, worker_seed
@@ -19,29 +19,23 @@ from mc_envs.agents.parallel.rounds import CUT
 from mc_envs.agents.runner import Runner, Runs
 
 
-class _PolicySearch:
+class _PolicySearch(Searcher):
     """One iteration of a distributed NRPA's top level: a level-(L-1) search from given weights.
 
-    Picklable (it is sent to a worker); ``search`` has the agent call signature that
-    :func:`mc_envs.agents.parallel.root.run_worker` expects. A complete search returns its level's result
-    (the sequence NRPA passes up, ties resolved by ``>=``); a stopped one, its best rollout.
+    Picklable (it is sent to a worker); a :class:`~mc_envs.agents.base.Searcher`, so that its
+    ``search`` is the agent call that :func:`mc_envs.agents.parallel.pools.run_task` makes. A
+    complete search returns its level's result (the sequence NRPA passes up, ties resolved by
+    ``>=``); a stopped one, its best rollout.
     """
 
     def __init__(self, agent: Any, seed: int, index: np.ndarray, weight: np.ndarray) -> None:
         self.agent = solo(agent, level=agent.level - 1, seed=seed)
         self.index, self.weight = index, weight
 
-    def search(
-        self,
-        env: Any,
-        *,
-        time_limit: float | None = None,
-        playouts: int | None = None,
-        iterations: int | None = None,
-        callback: Callback | None = None,
-    ) -> SearchResult:
+    def run_search(self, env: Any, budget: Budget) -> SearchResult:
+        """One complete level-(L-1) run (whatever ``budget.iterations`` says) from the weights."""
         level = self.agent.level
-        budget = Budget(time_limit, playouts, 1, callback)
+        budget = Budget(budget.time, budget.playouts, 1, budget.callback)
         runner = Runner(env, budget, Runs.nested(env, budget))  # one run; max_score honoured
         program = self.agent.program(env, runner)
         s = program.s
