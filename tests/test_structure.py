@@ -257,3 +257,52 @@ def test_the_modules_left_out_of_the_cache_key_compile_nothing_and_feed_no_kerne
     assert not feeding, (
         f"modules in the cache key take constants from modules outside it: {feeding}"
     )
+
+
+MAX_FUNCTION_LINES = 60
+# The compiled kernels and templates allowed over MAX_FUNCTION_LINES, each with the reason; each
+# must also say why in a comment right above its definition (its decorators included).
+LONG_KERNELS = {
+    "mc_envs/games/samegame_bits.py:playout": "the hot playout; its buffers' slices stay in locals",
+    "mc_envs/games/morpion.py:_apply": "runs at every move of every playout, one set of locals",
+    "mc_envs/agents/nested/nmcs.py:_nmcs": "the per-game NMCS template; its loop state in locals",
+    "mc_envs/games/connect_four_solve.py:negamax": "the solver's recursive alpha-beta node",
+    "mc_envs/games/sudoku_solve.py:dfs": "the solver's depth-first loop, one set of locals",
+    "mc_envs/agents/nested/nrpa_core.py:_adapt": "the per-game NRPA adaptation; hot path",
+    "mc_envs/vector/compiled.py:_range": "the vector step; helpers cost compile time and speed",
+}
+
+
+def long_functions(path: Path) -> list[tuple[str, int, bool]]:
+    """The functions of ``path`` over MAX_FUNCTION_LINES lines: (name, length, whether a comment
+    block sits right above the definition and its decorators)."""
+    lines = path.read_text().splitlines()
+    out = []
+    for node in ast.walk(ast.parse("\n".join(lines))):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        length = (node.end_lineno or node.lineno) - node.lineno + 1
+        if length <= MAX_FUNCTION_LINES:
+            continue
+        top = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        commented = top >= 2 and lines[top - 2].lstrip().startswith("#")
+        out.append((node.name, length, commented))
+    return out
+
+
+def test_the_length_check_finds_a_long_function(tmp_path: Path) -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    path = tmp_path / "m.py"
+    path.write_text(f"# why\n@dec\ndef long():\n{body}\n\n\ndef short():\n    pass\n")
+    assert long_functions(path) == [("long", MAX_FUNCTION_LINES + 1, True)]
+
+
+def test_functions_are_at_most_60_lines_except_commented_compiled_kernels() -> None:
+    found = {}
+    for path in _modules().values():
+        for name, length, commented in long_functions(path):
+            found[f"{path.relative_to(ROOT).as_posix()}:{name}"] = (length, commented)
+    unlisted = {key: length for key, (length, _) in found.items() if key not in LONG_KERNELS}
+    assert not unlisted, f"functions over {MAX_FUNCTION_LINES} lines: {unlisted}"
+    silent = [key for key, (_, commented) in found.items() if not commented]
+    assert not silent, f"long kernels without a comment above saying why: {silent}"

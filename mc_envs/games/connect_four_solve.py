@@ -93,6 +93,9 @@ def _store(tt_keys: np.ndarray, tt_bounds: np.ndarray, key: int, lo: int, hi: in
         tt_bounds[i, 1] = min(tt_bounds[i, 1], hi)
 
 
+# A compiled kernel longer than 60 lines on purpose: the solver's recursive alpha-beta, whose move
+# ordering, transposition table and bounds share the locals of one node; a helper call per node
+# would slow the search.
 @njit(nogil=True)  # not cached: numba's cache of a recursive function crashes when loaded
 def negamax(
     mine: int,

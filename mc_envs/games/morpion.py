@@ -186,6 +186,9 @@ def _popcount(x):
     return (x * 0x01010101 & 0xFFFFFFFF) >> 24
 
 
+# A compiled kernel longer than 60 lines on purpose: it runs at every move of every playout, and
+# its scans of the new line's neighbourhood share the locals it computes; helpers would cost a
+# call and a specialisation each.
 @njit(cache=True, nogil=True)
 def _apply(state, action, rows, track):
     """Plays a legal action in place. ``track`` (a random playout, which plays to the end) keeps

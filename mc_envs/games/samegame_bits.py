@@ -212,6 +212,9 @@ def _mark(bits, a, on):
         bits[a >> 6] &= ~(_1 << np.uint64(a & 63))
 
 
+# A compiled kernel longer than 60 lines on purpose: the hot playout, whose bitsets, group tables
+# and flood stack are slices of two buffers kept in locals; helpers would pass them through memory
+# at every move and add a specialisation each to compile.
 @njit(cache=True, nogil=True)
 def playout(s, policy, rng, ws, seq, start):
     """Plays to the end like :func:`samegame.playout` (same arguments, same games, same result)."""

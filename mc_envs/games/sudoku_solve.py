@@ -26,6 +26,9 @@ from mc_envs.games.sudoku import (
 from mc_envs.rng import rng_below, rng_next, rng_state
 
 
+# A compiled kernel longer than 60 lines on purpose: the solver's depth-first search keeps its
+# stack, candidates and counters in locals through one loop; helpers would cost a call per node
+# and a specialisation each to compile.
 @njit(cache=True, nogil=True)
 def dfs(
     state: np.ndarray,

@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -75,68 +76,115 @@ def train(
     Raises:
         ValueError: a model or run file of another env or shape, or malformed (naming it).
     """
-    env = two_player_env(env_id)
-    env.reset(seed=seed)
-    obs_size, n_actions = int(np.asarray(env.observation()).size), int(env.action_space.n)
-    run = Path(f"{out}.train.npz") if out else None
-    if resume and out and Path(out).exists():
-        model = Model.load(out)
-        if model.env_id != env_id or model.obs_size != obs_size:
-            raise ValueError(f"{out}: a model of {model.env_id}, not {env_id}")
-    else:
-        arch: dict = {"kind": net, "hidden": hidden}
-        if net == "resnet":
-            shape = [int(x) for x in env.observation_space.shape]
-            arch.update(shape=shape, channels=channels, blocks=blocks)
-        model = init_model(env_id, obs_size, n_actions, seed=seed, arch=arch)
-    symmetries = env.symmetries() if mirror else []
-    trainer = Trainer(model, lr=lr, capacity=capacity, window=window, symmetries=symmetries)
-    rng = np.random.default_rng(seed)
+    return _train(_Run(**locals()))
+
+
+class _Run(NamedTuple):
+    """The arguments of one :func:`train` call, by name."""
+
+    env_id: str
+    minutes: float
+    iterations: int | None
+    games: int
+    sims: int
+    steps: int
+    batch: int
+    hidden: int
+    net: str
+    channels: int
+    blocks: int
+    parallel: int
+    capacity: int
+    window: int | None
+    mirror: bool
+    lr: float
+    gumbel: int | None
+    opening: int
+    cap_sims: int | None
+    cap_share: float
+    seed: int
+    out: str | None
+    resume: bool
+    log: Callable[[str], object]
+    evaluate: Callable[[Model, int], dict] | None
+    evaluate_every: int
+
+
+def _train(r: _Run) -> tuple[Model, list[dict]]:
+    """:func:`train`'s loop: an iteration at a time, each saved with ``r.out``."""
+    env = two_player_env(r.env_id)
+    env.reset(seed=r.seed)
+    model = _initial_model(r, env)
+    symmetries = env.symmetries() if r.mirror else []
+    trainer = Trainer(model, lr=r.lr, capacity=r.capacity, window=r.window, symmetries=symmetries)
+    rng = np.random.default_rng(r.seed)
+    run = Path(f"{r.out}.train.npz") if r.out else None
     progress: dict = {"iteration": 0, "seconds": 0.0, "history": []}
-    if resume and run is not None and run.exists():
+    if r.resume and run is not None and run.exists():
         progress = trainer.restore(run, rng)
     history: list[dict] = progress["history"]
     it = progress["iteration"]
     start = time.perf_counter()
-    while (iterations is None or it < iterations) and time.perf_counter() - start < minutes * 60:
-        t0 = time.perf_counter()
-        play_seed = seed * 1_000_003 + it
-        trainer.add(
-            *self_play_batch(
-                model,
-                games=games,
-                sims=sims,
-                seed=play_seed,
-                parallel=parallel,
-                gumbel=gumbel,
-                opening=opening,
-                cap=None if cap_sims is None else (cap_sims, cap_share),
-            )
-        )
-        before = trainer.loss()
-        trainer.train(steps, batch, rng)
-        after = trainer.loss()
-        seconds = time.perf_counter() - t0
-        row = {"iteration": it, "positions": trainer.size, "seen": trainer.seen}
-        row.update(
-            window=window_size(trainer.seen, trainer.size, trainer.window),
-            lr=lr,
-            loss_before=before,
-        )
-        history.append({**row, "loss_after": after, "seconds": seconds})
-        if evaluate is not None and (it + 1) % evaluate_every == 0:
-            history[-1].update(evaluate(model, it))
-        log(json.dumps(history[-1]))
+    while (
+        r.iterations is None or it < r.iterations
+    ) and time.perf_counter() - start < r.minutes * 60:
+        history.append(_iteration(r, model, trainer, rng, it))
+        seconds = progress["seconds"] + history[-1]["seconds"]
+        if r.evaluate is not None and (it + 1) % r.evaluate_every == 0:
+            history[-1].update(r.evaluate(model, it))
+        r.log(json.dumps(history[-1]))
         it += 1
-        if out and run is not None:
-            model.save(out)
-            progress = {
-                "iteration": it,
-                "seconds": progress["seconds"] + seconds,
-                "history": history,
-            }
+        if r.out and run is not None:
+            model.save(r.out)
+            progress = {"iteration": it, "seconds": seconds, "history": history}
             save_training(run, trainer.training(rng, progress))
     return model, history
+
+
+def _initial_model(r: _Run, env) -> Model:
+    """The saved model to resume, or a new one of the architecture asked for.
+
+    Raises:
+        ValueError: the saved model is of another env or observation size.
+    """
+    obs_size, n_actions = int(np.asarray(env.observation()).size), int(env.action_space.n)
+    if r.resume and r.out and Path(r.out).exists():
+        model = Model.load(r.out)
+        if model.env_id != r.env_id or model.obs_size != obs_size:
+            raise ValueError(f"{r.out}: a model of {model.env_id}, not {r.env_id}")
+        return model
+    arch: dict = {"kind": r.net, "hidden": r.hidden}
+    if r.net == "resnet":
+        shape = [int(x) for x in env.observation_space.shape]
+        arch.update(shape=shape, channels=r.channels, blocks=r.blocks)
+    return init_model(r.env_id, obs_size, n_actions, seed=r.seed, arch=arch)
+
+
+def _iteration(r: _Run, model: Model, trainer: Trainer, rng: np.random.Generator, it: int) -> dict:
+    """Iteration ``it``: a batch of self-play games, then ``r.steps`` Adam steps; its row."""
+    t0 = time.perf_counter()
+    trainer.add(
+        *self_play_batch(
+            model,
+            games=r.games,
+            sims=r.sims,
+            seed=r.seed * 1_000_003 + it,
+            parallel=r.parallel,
+            gumbel=r.gumbel,
+            opening=r.opening,
+            cap=None if r.cap_sims is None else (r.cap_sims, r.cap_share),
+        )
+    )
+    before = trainer.loss()
+    trainer.train(r.steps, r.batch, rng)
+    after = trainer.loss()
+    row = {"iteration": it, "positions": trainer.size, "seen": trainer.seen}
+    row.update(
+        window=window_size(trainer.seen, trainer.size, trainer.window),
+        lr=r.lr,
+        loss_before=before,
+    )
+    return {**row, "loss_after": after, "seconds": time.perf_counter() - t0}
 
 
 TRAINING: tuple[str, ...] = (
