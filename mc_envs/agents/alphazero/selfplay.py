@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -105,56 +106,109 @@ def self_play_batch(
     if cap is not None and not (cap[0] >= 1 and 0.0 < cap[1] <= 1.0):
         raise ValueError(f"cap must be (simulations >= 1, share in (0, 1]), got {cap!r}")
     m = min(parallel, games)
-    envs = gym.make_vec(model.env_id, num_envs=m, vectorization_mode="vector_entry_point")
-    base = envs.unwrapped
-    if not isinstance(base, PlanningVectorEnv) or not base._two_player:
-        raise ValueError(f"self_play_batch plays two-player games, not {model.env_id}")
-    _, info = envs.reset(seed=seed)
+    envs, base, info = _vector_env(model.env_id, m, seed)
     noise = None if gumbel else alpha
     agent = alphazero_agent(model, sims=sims, seed=seed, dirichlet_alpha=noise, c=1.5)
     fast = (
         None if cap is None else alphazero_agent(model, seed=seed + 1, dirichlet_alpha=None, c=1.5)
     )
     rng = np.random.default_rng(seed)
-    rows: list[list[tuple]] = [[] for _ in range(m)]  # each slot's game so far
-    idle = np.zeros(m, bool)  # slots with no game to start
-    out: list[tuple] = []
-    started = m
-    finished = 0
-    pending = np.full(m, opening > 0)  # slots whose new game still waits for its opening
-    while finished < games:
-        fresh = np.flatnonzero(pending & ~base.autoreset)
-        if len(fresh):
-            play_openings(base, fresh, opening, rng)
-            pending[fresh] = False
-            info = {**info, "action_mask": base.action_masks(), "current_player": base.players()}
+    slots = _Slots.new(m, games, opening)
+    while slots.finished < games:
+        info = slots.open(base, rng, info)
         searcher, n_sims = agent, sims
         if cap is not None and fast is not None and rng.random() >= cap[1]:
             searcher, n_sims = fast, cap[0]
-        full = searcher is agent
         result = searcher.search_batch(envs, simulations=n_sims, gumbel=gumbel)
+        actions, playing = slots.record(base, info, result, searcher is agent, explore_moves, rng)
+        _, rewards, terminated, _, info = envs.step(np.maximum(actions, 0))
+        slots.finish(rewards, terminated & playing)
+    envs.close()
+    return _positions(slots.out, model)
+
+
+def _vector_env(env_id: str, m: int, seed: int) -> tuple[Any, PlanningVectorEnv, dict]:
+    """The compiled vector env of ``m`` games of ``env_id``, reset: (env, its planning env, info).
+
+    Raises:
+        ValueError: ``env_id`` is not a two-player game.
+    """
+    envs = gym.make_vec(env_id, num_envs=m, vectorization_mode="vector_entry_point")
+    base = envs.unwrapped
+    if not isinstance(base, PlanningVectorEnv) or not base._two_player:
+        raise ValueError(f"self_play_batch plays two-player games, not {env_id}")
+    _, info = envs.reset(seed=seed)
+    return envs, base, info
+
+
+@dataclass
+class _Slots:
+    """The games :func:`self_play_batch` plays, slot by slot, and the positions they recorded."""
+
+    games: int  # the games to play in all
+    opening: int
+    rows: list[list[tuple]]  # each slot's game so far
+    idle: np.ndarray  # slots with no game to start
+    pending: np.ndarray  # slots whose new game still waits for its opening
+    started: int
+    finished: int = 0
+    out: list[tuple] = field(default_factory=list)
+
+    @classmethod
+    def new(cls, m: int, games: int, opening: int) -> _Slots:
+        """``m`` slots, each starting a game."""
+        rows: list[list[tuple]] = [[] for _ in range(m)]
+        return cls(games, opening, rows, np.zeros(m, bool), np.full(m, opening > 0), started=m)
+
+    def open(self, base: PlanningVectorEnv, rng: np.random.Generator, info: dict) -> dict:
+        """Plays the openings of the new games that wait for one; the step info, updated."""
+        fresh = np.flatnonzero(self.pending & ~base.autoreset)
+        if len(fresh):
+            play_openings(base, fresh, self.opening, rng)
+            self.pending[fresh] = False
+            info = {**info, "action_mask": base.action_masks(), "current_player": base.players()}
+        return info
+
+    def record(
+        self,
+        base: PlanningVectorEnv,
+        info: dict,
+        result: Any,
+        full: bool,
+        explore_moves: int,
+        rng: np.random.Generator,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Records the positions searched (kept if ``full``); the actions to play (the first
+        ``explore_moves`` of a game sampled from the visits) and the slots playing one."""
         policy = result.policy.astype(np.float32)
-        obs = np.asarray(base.observation(), np.float32).reshape(m, -1)
+        obs = np.asarray(base.observation(), np.float32).reshape(len(self.rows), -1)
         masks, movers = info["action_mask"], info["current_player"]
         actions = result.actions.copy()
-        resetting = base.autoreset
-        playing = ~idle & ~resetting & (actions >= 0)
+        playing = ~self.idle & ~base.autoreset & (actions >= 0)
         for i in np.flatnonzero(playing):
-            rows[i].append((obs[i], masks[i], policy[i], int(movers[i]), full))
-            if len(rows[i]) <= explore_moves:
+            self.rows[i].append((obs[i], masks[i], policy[i], int(movers[i]), full))
+            if len(self.rows[i]) <= explore_moves:
                 actions[i] = rng.choice(policy.shape[1], p=policy[i] / policy[i].sum())
-        _, rewards, terminated, _, info = envs.step(np.maximum(actions, 0))
-        for i in np.flatnonzero(terminated & playing):
-            first = rewards[i] if rows[i][-1][3] == 0 else -rewards[i]  # player 0's return
-            out += [
-                (o, k, p, first if who == 0 else -first) for o, k, p, who, kept in rows[i] if kept
+        return actions, playing
+
+    def finish(self, rewards: np.ndarray, ended: np.ndarray) -> None:
+        """Keeps the full searches of the games that ``ended``; their slots start a game or idle."""
+        for i in np.flatnonzero(ended):
+            first = rewards[i] if self.rows[i][-1][3] == 0 else -rewards[i]  # player 0's return
+            self.out += [
+                (o, k, p, first if who == 0 else -first)
+                for o, k, p, who, kept in self.rows[i]
+                if kept
             ]
-            finished += 1
-            rows[i] = []
-            idle[i] = started >= games  # the slot starts a game or idles
-            pending[i] = opening > 0 and not idle[i]
-            started += 1
-    envs.close()
+            self.finished += 1
+            self.rows[i] = []
+            self.idle[i] = self.started >= self.games
+            self.pending[i] = self.opening > 0 and not self.idle[i]
+            self.started += 1
+
+
+def _positions(out: list[tuple], model: Model) -> Positions:
+    """The recorded positions as arrays (none: empty arrays of the model's shapes)."""
     if not out:  # no full search in these games (playout cap randomization)
         a = model.n_actions
         return (
