@@ -122,8 +122,20 @@ def check_planning_env(
         ConformanceError: naming the first check that failed.
     """
     rng = np.random.default_rng(seed)
-    wrapped = make_env()
-    base = wrapped.unwrapped
+    wrapped = make_env()  # kept alive while its unwrapped env is checked
+    env = _check_members(wrapped.unwrapped, check_gym)
+    _check_reset(env, make_env, seed)
+    root, trace = _check_replay(env, rng, steps)
+    _check_fresh_env(env, make_env, root, trace, seed)
+    _check_snapshots(env, root)
+    _check_terminate_policy(make_env, seed)
+    # Random games: invariants at every step, illegal actions refused without effect.
+    with strict(env):
+        _random_games(env, rng, seed)
+
+
+def _check_members(base: gym.Env, check_gym: bool) -> PlanningContract:
+    """The contract's members and action space, then Gymnasium's checks; the env, so typed."""
     for name in ("clone_state", "restore_state", "legal_actions", "action_masks"):
         if not callable(getattr(base, name, None)):
             _fail("members", f"env.unwrapped has no method {name}()")
@@ -138,7 +150,11 @@ def check_planning_env(
             gymnasium_checks(base)
         except Exception as exc:  # noqa: BLE001
             _fail("gymnasium check_env", f"{type(exc).__name__}: {exc}")
+    return env
 
+
+def _check_reset(env: PlanningContract, make_env: Callable[[], gym.Env], seed: int) -> None:
+    """reset()'s info keys and player, and two envs reset with one seed observe the same."""
     obs1, info1 = env.reset(seed=seed)
     for key in ("action_mask", "current_player"):
         if key not in info1:
@@ -150,7 +166,9 @@ def check_planning_env(
     if not _same(obs1, obs2):
         _fail("reset seed", "two envs reset with the same seed give different observations")
 
-    # Clone, play, restore, replay: every step must match.
+
+def _check_replay(env: PlanningContract, rng: np.random.Generator, steps: int) -> tuple[Any, list]:
+    """Clone, play, restore, replay: every step must match. The snapshot and the steps played."""
     root = env.clone_state()
     frozen = pickle.dumps(root)
     trace = _rollout(env, rng, steps)
@@ -174,8 +192,13 @@ def check_planning_env(
                 )
     if env.clone_state() != end:
         _fail("clone/restore replay", "the replayed game ends in a different state")
+    return root, trace
 
-    # Restore into a second, fresh env and continue identically.
+
+def _check_fresh_env(
+    env: PlanningContract, make_env: Callable[[], gym.Env], root: Any, trace: list, seed: int
+) -> None:
+    """Restore into a second, fresh env and continue identically."""
     second = cast(PlanningContract, make_env().unwrapped)
     second.reset(seed=seed + 1)
     second.restore_state(root)
@@ -188,15 +211,15 @@ def check_planning_env(
                 f"step {k + 1} (action {a}) differs between the two envs",
             )
 
-    # Pickled snapshots restore too.
+
+def _check_snapshots(env: PlanningContract, root: Any) -> None:
+    """Pickled snapshots restore too; a foreign one is refused, without effect."""
     copy = pickle.loads(pickle.dumps(root))
     if copy != root:
         _fail("pickling", "an unpickled snapshot differs from the original")
     env.restore_state(copy)
     if env.clone_state() != root:
         _fail("pickling", "restoring an unpickled snapshot does not give the same state")
-
-    # A foreign snapshot is refused.
     foreign = State("not-a-game", ("x",), np.zeros(3))
     before = env.clone_state()
     try:
@@ -207,11 +230,6 @@ def check_planning_env(
         _fail("foreign snapshot", "restore_state() accepted a snapshot of another game")
     if env.clone_state() != before:
         _fail("foreign snapshot", "a refused restore_state() changed the state")
-
-    _check_terminate_policy(make_env, seed)
-    # Random games: invariants at every step, illegal actions refused without effect.
-    with strict(env):
-        _random_games(env, rng, seed)
 
 
 def _random_games(env: PlanningContract, rng: np.random.Generator, seed: int) -> None:
