@@ -232,25 +232,71 @@ def parse_sgf(data: bytes, name: str = "<sgf>") -> GoRecord:
     """
     from sgfmill import sgf, sgf_grammar
 
-    from mc_envs.games.go_layout import MAX_SIZE, MIN_SIZE
-
     if len(data) > MAX_BYTES:
         raise SgfError(f"{name}: over {MAX_BYTES:,} bytes: not read (a game is a few KB)")
     try:
         coarse = sgf_grammar.parse_sgf_game(bytes(data))
     except ValueError as exc:
         raise SgfError(f"{name}: not an SGF file ({exc})") from None
-    root = coarse.sequence[0]
+    fault = _Faults(name, coarse.sequence[0])
+    size = _board_size(fault)
+    try:
+        game = sgf.Sgf_game.from_coarse_game_tree(coarse)
+    except (ValueError, LookupError):
+        raise fault(0, "CA", "an unknown character set") from None
+    try:
+        fault.nodes = game.get_main_sequence()
+    except (ValueError, LookupError) as exc:
+        raise SgfError(f"{name}: node 0: {exc}") from None
+    komi = _komi(fault.nodes[0], fault)
+    result = _check_start(fault)
+    actions, colours, where = _moves(fault, size)
+    return GoRecord(
+        size=size,
+        komi=komi,
+        actions=tuple(actions),
+        colours=tuple(colours),
+        result=result,
+        black=fault.text("PB"),
+        white=fault.text("PW"),
+        rules=fault.text("RU"),
+        nodes=tuple(where),
+        comment=fault.text("GC"),
+    )
 
-    def fault(node: int, prop: str, why: str) -> SgfError:
-        raw = b"][".join(coarse_value(node, prop)).decode("utf-8", "replace")[:40]
+
+class _Faults:
+    """The errors of one SGF file, each naming the node and quoting the property at fault; and its
+    root's text properties, read."""
+
+    def __init__(self, name: str, root: Any) -> None:
+        self.name = name
+        self.root = root  # the root node's raw properties
+        self.nodes: list[Any] = []  # the main sequence, once read
+
+    def __call__(self, node: int, prop: str, why: str) -> SgfError:
+        raw = b"][".join(self._raw(node, prop)).decode("utf-8", "replace")[:40]
         raw = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in raw)
-        return SgfError(f"{name}: node {node}: property {prop}[{raw}]: {why}")
+        return SgfError(f"{self.name}: node {node}: property {prop}[{raw}]: {why}")
 
-    def coarse_value(node: int, prop: str) -> list[bytes]:
-        return root.get(prop, [b""]) if node == 0 else nodes[node].get_raw_list(prop)
+    def _raw(self, node: int, prop: str) -> list[bytes]:
+        return self.root.get(prop, [b""]) if node == 0 else self.nodes[node].get_raw_list(prop)
 
-    nodes: list[Any] = []
+    def text(self, prop: str) -> str | None:
+        """The root's property ``prop`` as text (None: absent)."""
+        if not self.nodes[0].has_property(prop):
+            return None
+        try:
+            return str(self.nodes[0].get(prop))
+        except (ValueError, LookupError) as exc:
+            raise self(0, prop, f"unreadable ({exc or 'malformed'})") from None
+
+
+def _board_size(fault: _Faults) -> int:
+    """The board size of a Go record (GM[1]), square and within Go-v0's sizes."""
+    from mc_envs.games.go_layout import MAX_SIZE, MIN_SIZE
+
+    root = fault.root
     gm = root.get("GM", [b"1"])[0].strip()
     if gm != b"1":
         raise fault(0, "GM", "not a Go record (Go is GM[1])")
@@ -259,41 +305,32 @@ def parse_sgf(data: bytes, name: str = "<sgf>") -> GoRecord:
         raise fault(0, "SZ", "a non-square board; Go-v0 boards are square")
     if not size_raw.isdigit() or not MIN_SIZE <= int(size_raw) <= MAX_SIZE:
         raise fault(0, "SZ", f"the board size must be {MIN_SIZE}..{MAX_SIZE}")
-    size = int(size_raw)
-    try:
-        game = sgf.Sgf_game.from_coarse_game_tree(coarse)
-    except (ValueError, LookupError):
-        raise fault(0, "CA", "an unknown character set") from None
-    try:
-        nodes = game.get_main_sequence()
-    except (ValueError, LookupError) as exc:
-        raise SgfError(f"{name}: node 0: {exc}") from None
+    return int(size_raw)
 
-    def text(prop: str) -> str | None:
-        if not nodes[0].has_property(prop):
-            return None
-        try:
-            return str(nodes[0].get(prop))
-        except (ValueError, LookupError) as exc:
-            raise fault(0, prop, f"unreadable ({exc or 'malformed'})") from None
 
-    komi = _komi(nodes[0], fault)
-    handicap = root.get("HA", [b"0"])[0].strip()
+def _check_start(fault: _Faults) -> str | None:
+    """Checks the game starts as Go-v0's (no handicap, Black first); its result (None: unknown)."""
+    handicap = fault.root.get("HA", [b"0"])[0].strip()
     if not handicap.isdigit():
         raise fault(0, "HA", "not a number")
     if int(handicap) >= 2:
         raise fault(0, "HA", "handicap games are not supported (Go-v0 starts on an empty board)")
-    if (text("PL") or "B").upper().startswith("W"):
+    if (fault.text("PL") or "B").upper().startswith("W"):
         raise fault(0, "PL", "White to play first is not supported (Go-v0 starts with Black)")
-    result = text("RE")
+    result = fault.text("RE")
     if result is not None:
         result = result.strip()
         if parse_result(result) is None:
             raise fault(0, "RE", "not a result (B+3.5, W+R, 0, Draw, Void or ?)")
+    return result
+
+
+def _moves(fault: _Faults, size: int) -> tuple[list[int], list[int], list[int]]:
+    """The moves of the main sequence: their actions, colours (0 Black) and nodes."""
     actions: list[int] = []
     colours: list[int] = []
     where: list[int] = []
-    for i, node in enumerate(nodes):
+    for i, node in enumerate(fault.nodes):
         for prop in ("AB", "AW", "AE"):
             if node.has_property(prop):
                 raise fault(i, prop, "setup stones are not supported (Go-v0 replays moves)")
@@ -311,18 +348,7 @@ def parse_sgf(data: bytes, name: str = "<sgf>") -> GoRecord:
         actions.append(size * size if point is None else (size - 1 - point[0]) * size + point[1])
         colours.append(0 if has[0] == "B" else 1)
         where.append(i)
-    return GoRecord(
-        size=size,
-        komi=komi,
-        actions=tuple(actions),
-        colours=tuple(colours),
-        result=result,
-        black=text("PB"),
-        white=text("PW"),
-        rules=text("RU"),
-        nodes=tuple(where),
-        comment=text("GC"),
-    )
+    return actions, colours, where
 
 
 def _komi(root: Any, fault: Any) -> float:
@@ -386,19 +412,11 @@ def out_of_turn(record: GoRecord) -> str | None:
     return None
 
 
-def verify(record: GoRecord) -> Verdict:
-    """Replays a record (illegal moves raise) and compares ``RE`` with our score.
-
-    Certified (``ok``): every move legal, and ``RE`` equals our Tromp-Taylor score of the last
-    position (the winner alone for ``B+``; a resignation, time or forfeit only when the moves
-    stop before the game's end). Not certified: an illegal move (named), a result that differs,
-    or no result to compare (``RE`` missing, ``?`` or ``Void``). ``Verdict.score`` is Black's
-    margin.
-    """
+def _replay(record: GoRecord, env: GoEnv) -> Verdict | None:
+    """Plays the record's moves in ``env``; the verdict on the first out of turn or illegal (None:
+    every move played)."""
     from mc_envs.core import IllegalActionError
 
-    env = make_env(record)
-    n = len(record.actions)
     for i, (colour, action) in enumerate(zip(record.colours, record.actions)):
         move = f"move {i + 1} (node {record.nodes[i]}, {COLOURS[colour].upper()} "
         move += f"{env.action_to_string(action)})"
@@ -408,6 +426,23 @@ def verify(record: GoRecord) -> Verdict:
             env.step(action)
         except IllegalActionError as exc:
             return Verdict(False, margin(env), i, f"{move} is illegal: {exc.reason}")
+    return None
+
+
+def verify(record: GoRecord) -> Verdict:
+    """Replays a record (illegal moves raise) and compares ``RE`` with our score.
+
+    Certified (``ok``): every move legal, and ``RE`` equals our Tromp-Taylor score of the last
+    position (the winner alone for ``B+``; a resignation, time or forfeit only when the moves
+    stop before the game's end). Not certified: an illegal move (named), a result that differs,
+    or no result to compare (``RE`` missing, ``?`` or ``Void``). ``Verdict.score`` is Black's
+    margin.
+    """
+    env = make_env(record)
+    n = len(record.actions)
+    refused = _replay(record, env)
+    if refused is not None:
+        return refused
     score = margin(env)
     ours = result_text(score)
     black, white = env.area()
