@@ -93,27 +93,8 @@ def read_record(path: str | os.PathLike) -> dict:
             the index of a bad action), an env id outside ``mc_envs/``, or an unknown or mistyped
             env keyword.
     """
-    import gymnasium as gym
-
-    import mc_envs  # noqa: F401  (registers the ids)
-
     name = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise RecordError(f"{name}: cannot read: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RecordError(f"{name}: unreadable: not UTF-8 text (byte {exc.start})") from None
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError(
-            f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
-        ) from None
-    except RecursionError:
-        raise RecordError(f"{name}: not valid JSON: nested too deeply") from None
+    record = _load_json(path, name)
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         raise RecordError(f'{name}: not an mc-envs solution record (no "format": "{FORMAT}")')
     for key in REQUIRED:
@@ -124,6 +105,37 @@ def read_record(path: str | os.PathLike) -> dict:
         raise RecordError(
             f"{name}: field 'version' is {version!r}; this mc-envs reads versions 1..{VERSION}"
         )
+    _check_env(name, record)
+    _check_fields(name, record)
+    return record
+
+
+def _load_json(path: str | os.PathLike, name: str) -> object:
+    """The JSON value of a file, or a :class:`RecordError` saying why not."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise RecordError(f"{name}: cannot read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{name}: unreadable: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(
+            f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise RecordError(f"{name}: not valid JSON: nested too deeply") from None
+
+
+def _check_env(name: str, record: dict) -> None:
+    """The record's env id is one of this package's, and its keyword arguments that env's."""
+    import gymnasium as gym
+
+    import mc_envs  # noqa: F401  (registers the ids)
+
     env_id = record["env_id"]
     if (
         not isinstance(env_id, str)
@@ -134,6 +146,10 @@ def read_record(path: str | os.PathLike) -> dict:
     if not isinstance(record["env_kwargs"], dict):
         raise RecordError(f"{name}: field 'env_kwargs' must be an object")
     _check_env_kwargs(name, env_id, record["env_kwargs"])
+
+
+def _check_fields(name: str, record: dict) -> None:
+    """The record's actions, score and reset seed are of their types."""
     actions = record["actions"]
     if not isinstance(actions, list):
         raise RecordError(f"{name}: field 'actions' must be a list of integers")
@@ -150,7 +166,6 @@ def read_record(path: str | os.PathLike) -> dict:
         raise RecordError(
             f"{name}: field 'reset_seed' must be null or an integer >= 0, got {seed!r}"
         )
-    return record
 
 
 def _is_int(value: object) -> bool:
