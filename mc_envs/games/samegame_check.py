@@ -31,13 +31,19 @@ def check_state(data: np.ndarray, config: tuple) -> None:
     config, border cells -1, colours 0..colors, gravity applied, the used columns a left-packed
     prefix, counters that match the board."""
     rows, cols, colors, penalty = config
-    width, padded, n = _sizes(rows, cols)
+    padded = _sizes(rows, cols)[1]
     s = check_layout(data, "SameGame", np.int32, HEADER + padded)
     h = s[:HEADER].tolist()
     for i, want in ((ROWS, rows), (COLS, cols), (COLORS, colors), (PENALTY, PENALTIES[penalty])):
         if h[i] != want:
             raise state_error("SameGame", _FIELDS[i], i, h[i], f"expected {want} for {config}")
-    body = s[HEADER:]
+    inner = _check_board(s[HEADER:], rows, cols, colors)
+    _check_counters(h, inner, cols)
+
+
+def _check_board(body: np.ndarray, rows: int, cols: int, colors: int) -> np.ndarray:
+    """The cells in range and the borders -1, gravity applied; the board inside its border."""
+    width = _sizes(rows, cols)[0]
     low, high = _bounds(rows, cols, colors)
     if np.less(body, low).any() or np.greater(body, high).any():
         i = int(np.flatnonzero((body < low) | (body > high))[0])
@@ -61,6 +67,13 @@ def check_state(data: np.ndarray, config: tuple) -> None:
             inner[r, c],
             "above an empty cell (gravity not applied)",
         )
+    return inner
+
+
+def _check_counters(h: list, inner: np.ndarray, cols: int) -> None:
+    """The header's counters match the board (``inner``, without its border)."""
+    filled = inner > 0
+    n = inner.size
     ncols, left = h[NCOLS], int(np.count_nonzero(filled))
     bottom = filled[-1]
     if not 0 <= ncols <= cols or not bottom[:ncols].all() or bottom[ncols:].any():
