@@ -76,34 +76,9 @@ def check_state(data: np.ndarray, config: tuple) -> None:
         if h[i] != want:
             raise state_error("Morpion", _HEADER[i], i, h[i], f"expected {want} for {config}")
     cells = s[rules.HEADER : rules.HEADER + g * g].reshape(g, g).astype(np.int64)
-
-    def cell_error(what: str, bad: np.ndarray, value: np.ndarray, expected: str) -> ValueError:
-        y, x = (int(v) for v in np.argwhere(bad)[0])
-        where = rules.HEADER + y * g + x
-        return state_error("Morpion", f"{what} at x={x}, y={y}", where, value[y, x], expected)
-
-    if (cells & ~_KNOWN).any():
-        raise cell_error("cell", (cells & ~_KNOWN) != 0, cells, "has unknown bits")
+    want = _check_cells(cells, variant)
+    _check_masks(s[rules.HEADER + g * g :].reshape(g, nw), want)
     dots = cells & rules.DOT
-    pad = np.zeros((g + 2 * PAD, g + 2 * PAD), dtype=np.int64)
-    pad[PAD:-PAD, PAD:-PAD] = dots
-    for d, (dx, dy) in enumerate(zip(rules.DX, rules.DY)):
-        seg = (cells >> (rules.SEG_SHIFT + d)) & 1
-        bad = (seg == 1) & ((dots == 0) | (_shifted(pad, g, dx, dy) == 0))
-        if bad.any():
-            name = rules.DIRECTION_NAMES[d]
-            raise cell_error(f"{name} segment", bad, cells, "does not join two dots")
-    want = legal_bits(cells & ~rules.MOVE_BITS, variant == "5D")
-    got = cells & rules.MOVE_BITS
-    if (got != want).any():
-        raise cell_error("move bits", got != want, got >> rules.MOVE_SHIFT, "not the legal moves")
-    masks = row_masks(want != 0)
-    got_masks = s[rules.HEADER + g * g :].reshape(g, nw)
-    if (got_masks != masks).any():
-        y, k = (int(v) for v in np.argwhere(got_masks != masks)[0])
-        where = rules.HEADER + g * g + y * nw + k
-        expected = f"expected {masks[y, k]} (the cells of the row with legal moves)"
-        raise state_error("Morpion", f"row mask y={y}, word {k}", where, got_masks[y, k], expected)
     nlegal = int(np.unpackbits(want.astype("<u4").view(np.uint8)).sum())
     ys, xs = np.nonzero(dots)
     box = (
@@ -122,3 +97,42 @@ def check_state(data: np.ndarray, config: tuple) -> None:
             moves,
             f"but {segments} segments and {ndots} dots are drawn (4 and 1 a move, 36 dots first)",
         )
+
+
+def _cell_error(what: str, bad: np.ndarray, value: np.ndarray, expected: str) -> ValueError:
+    """The error at the first cell of ``bad``, showing its ``value``."""
+    y, x = (int(v) for v in np.argwhere(bad)[0])
+    where = rules.HEADER + y * bad.shape[0] + x
+    return state_error("Morpion", f"{what} at x={x}, y={y}", where, value[y, x], expected)
+
+
+def _check_cells(cells: np.ndarray, variant: str) -> np.ndarray:
+    """Only known bits, every segment between two dots, the move bits the legal moves; those."""
+    g = cells.shape[0]
+    if (cells & ~_KNOWN).any():
+        raise _cell_error("cell", (cells & ~_KNOWN) != 0, cells, "has unknown bits")
+    dots = cells & rules.DOT
+    pad = np.zeros((g + 2 * PAD, g + 2 * PAD), dtype=np.int64)
+    pad[PAD:-PAD, PAD:-PAD] = dots
+    for d, (dx, dy) in enumerate(zip(rules.DX, rules.DY)):
+        seg = (cells >> (rules.SEG_SHIFT + d)) & 1
+        bad = (seg == 1) & ((dots == 0) | (_shifted(pad, g, dx, dy) == 0))
+        if bad.any():
+            name = rules.DIRECTION_NAMES[d]
+            raise _cell_error(f"{name} segment", bad, cells, "does not join two dots")
+    want = legal_bits(cells & ~rules.MOVE_BITS, variant == "5D")
+    got = cells & rules.MOVE_BITS
+    if (got != want).any():
+        raise _cell_error("move bits", got != want, got >> rules.MOVE_SHIFT, "not the legal moves")
+    return want
+
+
+def _check_masks(got_masks: np.ndarray, want: np.ndarray) -> None:
+    """The row masks are those of the cells with legal moves (``want``, the move bits)."""
+    g, nw = got_masks.shape
+    masks = row_masks(want != 0)
+    if (got_masks != masks).any():
+        y, k = (int(v) for v in np.argwhere(got_masks != masks)[0])
+        where = rules.HEADER + g * g + y * nw + k
+        expected = f"expected {masks[y, k]} (the cells of the row with legal moves)"
+        raise state_error("Morpion", f"row mask y={y}, word {k}", where, got_masks[y, k], expected)
