@@ -245,12 +245,8 @@ def race_search(
     names = entrants(agent, env)
     base = env.unwrapped
     heats = agent.heats
-    tmp: tempfile.TemporaryDirectory[str] | None = None
-    if checkpoint is not None:
-        root = Path(checkpoint)
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="mc-envs-race-")
-        root = Path(tmp.name) / "race"
+    tmp = None if checkpoint is not None else tempfile.TemporaryDirectory(prefix="mc-envs-race-")
+    root = Path(checkpoint) if tmp is None else Path(tmp.name) / "race"
     state = RaceState(names, heats, root if checkpoint is not None else None)
     if resume:
         state.load(base)
@@ -263,28 +259,45 @@ def race_search(
     current, reasons = None, []
     try:
         while state.heat < heats and not rounds.why:
-            h = state.heat
             seconds = _heat_seconds(state, time_limit, start)
-            share = None if playouts is None else playouts // heats + (h < playouts % heats)
-            prefix = f"{root}.h{h}" if h else str(root)
-            heat = Heat(
-                agent.workers, _racers(agent, names, h), state, rounds, prefix, every, resume
+            reasons, current = _run_heat(
+                agent, names, state, rounds, root, every, resume, (seconds, playouts)
             )
-            results = heat.run(seconds, share)
-            reasons = [r["stopped"] for r in results.values()]
-            current = heat.summary(results, h if heats > 1 else None)
-            if rounds.why:
-                break
-            state.finish_heat(current)
-            state.save()
-            current = None
-            for i in range(len(names)):
-                Path(f"{prefix}.e{i}").unlink(missing_ok=True)
     finally:
         pool.close()
         if tmp is not None:
             tmp.cleanup()
     return _result(state, current, reasons, rounds, time.perf_counter() - start)
+
+
+def _run_heat(
+    agent: Any,
+    names: tuple[str, ...],
+    state: RaceState,
+    rounds: Rounds,
+    root: Path,
+    every: float,
+    resume: bool,
+    budget: tuple[float | None, int | None],
+) -> tuple[list, dict | None]:
+    """Runs heat ``state.heat`` in ``budget`` = (its seconds, the race's playouts): the stop
+    reasons of its searches, and its summary if the race was stopped during it (None: finished,
+    saved, its files removed)."""
+    h, heats = state.heat, agent.heats
+    seconds, playouts = budget
+    share = None if playouts is None else playouts // heats + (h < playouts % heats)
+    prefix = f"{root}.h{h}" if h else str(root)
+    heat = Heat(agent.workers, _racers(agent, names, h), state, rounds, prefix, every, resume)
+    results = heat.run(seconds, share)
+    reasons = [r["stopped"] for r in results.values()]
+    current = heat.summary(results, h if heats > 1 else None)
+    if rounds.why:
+        return reasons, current
+    state.finish_heat(current)
+    state.save()
+    for i in range(len(names)):
+        Path(f"{prefix}.e{i}").unlink(missing_ok=True)
+    return reasons, None
 
 
 class Heat:
