@@ -129,6 +129,34 @@ def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None)
     w, h = board_size(env, theme)
     surface.fill(WOOD, (0, 0, side, h))
     surface.fill(theme.background, (side, 0, w - side, h))
+    _grid(pygame, surface, n, s, m)
+    board = base.board
+    radius = max(s * 47 // 100, 3)
+    for r in range(n):
+        for c in range(n):
+            if board[r, c]:
+                _stone(pygame, surface, int(board[r, c]) - 1, (m + c * s, m + r * s), radius)
+    state = base.state_view
+    last = int(state[LAST])
+    if 0 <= last < n * n and board[last // n, last % n]:
+        r, c = divmod(last, n)
+        mark = STONE[1] if board[r, c] == 1 else STONE[0]
+        pygame.draw.circle(surface, mark, (m + c * s, m + r * s), max(s // 5, 3), max(s // 16, 2))
+    over = len(base.legal_actions()) == 0
+    if over:
+        _territory(pygame, surface, board, s, m)
+    if highlight is not None and 0 <= int(highlight) < n * n and not over:
+        r, c = divmod(int(highlight), n)
+        if not board[r, c]:
+            ghost = STONE[base.current_player]
+            pygame.draw.circle(surface, ghost, (m + c * s, m + r * s), radius, max(s // 12, 2))
+    _panel(pygame, surface, base, theme, lit=highlight is not None and int(highlight) == n * n)
+    return int(np.count_nonzero(board))
+
+
+def _grid(pygame: ModuleType, surface: Surface, n: int, s: int, m: int) -> None:
+    """The lines, the star points and the coordinates of an ``n`` x ``n`` board (spacing ``s``,
+    margin ``m``)."""
     end = m + (n - 1) * s
     for i in range(n):
         p = m + i * s
@@ -144,38 +172,21 @@ def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None)
             _text(surface, COLUMNS[i], size, LABEL, (p, y))
         for x in (m - s * 3 // 4, end + s * 3 // 4):
             _text(surface, str(n - i), size, LABEL, (x, p))
-    board = base.board
-    radius = max(s * 47 // 100, 3)
-    for r in range(n):
-        for c in range(n):
-            if board[r, c]:
-                _stone(pygame, surface, int(board[r, c]) - 1, (m + c * s, m + r * s), radius)
-    state = base.state_view
-    last = int(state[LAST])
-    if 0 <= last < n * n and board[last // n, last % n]:
-        r, c = divmod(last, n)
-        mark = STONE[1] if board[r, c] == 1 else STONE[0]
-        pygame.draw.circle(surface, mark, (m + c * s, m + r * s), max(s // 5, 3), max(s // 16, 2))
-    over = len(base.legal_actions()) == 0
-    if over:
-        own = owners(board)
-        half = max(s // 6, 2)
-        for r, c in zip(*np.nonzero((board == 0) & (own > 0))):
-            x, y = m + int(c) * s, m + int(r) * s
-            colour = STONE[int(own[r, c]) - 1]
-            pygame.draw.rect(
-                surface,
-                RIM[int(own[r, c]) - 1],
-                (x - half - 1, y - half - 1, 2 * half + 2, 2 * half + 2),
-            )
-            surface.fill(colour, (x - half, y - half, 2 * half, 2 * half))
-    if highlight is not None and 0 <= int(highlight) < n * n and not over:
-        r, c = divmod(int(highlight), n)
-        if not board[r, c]:
-            ghost = STONE[base.current_player]
-            pygame.draw.circle(surface, ghost, (m + c * s, m + r * s), radius, max(s // 12, 2))
-    _panel(pygame, surface, base, theme, lit=highlight is not None and int(highlight) == n * n)
-    return int(np.count_nonzero(board))
+
+
+def _territory(pygame: ModuleType, surface: Surface, board: np.ndarray, s: int, m: int) -> None:
+    """A square of its owner's colour on each empty point that one colour alone reaches."""
+    own = owners(board)
+    half = max(s // 6, 2)
+    for r, c in zip(*np.nonzero((board == 0) & (own > 0))):
+        x, y = m + int(c) * s, m + int(r) * s
+        colour = STONE[int(own[r, c]) - 1]
+        pygame.draw.rect(
+            surface,
+            RIM[int(own[r, c]) - 1],
+            (x - half - 1, y - half - 1, 2 * half + 2, 2 * half + 2),
+        )
+        surface.fill(colour, (x - half, y - half, 2 * half, 2 * half))
 
 
 def _panel(pygame: ModuleType, surface: Surface, env: Any, theme: Theme, lit: bool) -> None:
