@@ -283,6 +283,27 @@ def _grace(best: Best) -> float:
     return 0.0 if best.score[0] > NEG_INF else FIRST_RESULT
 
 
+def _start(
+    work: Callable[[], Any], control: np.ndarray
+) -> tuple[threading.Event, list[BaseException]]:
+    """Runs ``work()`` in a daemon thread: the event set when it is over, and the exception it
+    raised, if any (the search then told to stop)."""
+    failure: list[BaseException] = []
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            work()
+        except BaseException as exc:  # re-raised in the calling thread
+            failure.append(exc)
+            control[Slot.STOP] = StopCode.STOPPED
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="mc-envs-search", daemon=True).start()
+    return done, failure
+
+
 def supervise(
     work: Callable[[], Any],
     control: np.ndarray,
@@ -301,18 +322,6 @@ def supervise(
         (why it stopped, seconds). ``why`` is :class:`StopReason` ``TIME``, ``CALLBACK`` or
         ``INTERRUPT`` when the runner stopped it; otherwise None and the search says why.
     """
-    failure: list[BaseException] = []
-    done = threading.Event()
-
-    def target() -> None:
-        try:
-            work()
-        except BaseException as exc:  # re-raised in the calling thread
-            failure.append(exc)
-            control[Slot.STOP] = StopCode.STOPPED
-        finally:
-            done.set()
-
     start = time.perf_counter()
     reports = (
         None
@@ -320,7 +329,7 @@ def supervise(
         else _Reports(budget.callback, control, best, start, report_every)
     )
     why: StopReason | None = None
-    threading.Thread(target=target, name="mc-envs-search", daemon=True).start()
+    done, failure = _start(work, control)
     try:
         # An Event, not Thread.join: a join interrupted by Ctrl-C may later return while the
         # thread still runs, and the search must be over before the env is restored.
