@@ -14,7 +14,7 @@ import numpy as np
 
 from mc_envs.agents.alphazero.checkpoint import save_training
 from mc_envs.agents.alphazero.model import Model, init_model
-from mc_envs.agents.alphazero.selfplay import self_play_batch, two_player_env
+from mc_envs.agents.alphazero.selfplay import TwoPlayerGame, self_play_batch, two_player_env
 from mc_envs.agents.alphazero.trainer import Trainer, window_size
 
 
@@ -141,7 +141,7 @@ def _train(r: _Run) -> tuple[Model, list[dict]]:
     return model, history
 
 
-def _initial_model(r: _Run, env) -> Model:
+def _initial_model(r: _Run, env: TwoPlayerGame) -> Model:
     """The saved model to resume, or a new one of the architecture asked for.
 
     Raises:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -11,6 +11,9 @@ import numpy as np
 from mc_envs.agents.alphazero.model import Model, alphazero_agent
 from mc_envs.core import PlanningContract
 from mc_envs.vector import PlanningVectorEnv, VectorState
+
+if TYPE_CHECKING:
+    from mc_envs.agents.mcts.puct_batch import BatchResult
 
 
 @runtime_checkable
@@ -173,7 +176,7 @@ class _Slots:
         self,
         base: PlanningVectorEnv,
         info: dict,
-        result: Any,
+        result: BatchResult,
         full: bool,
         explore_moves: int,
         rng: np.random.Generator,
