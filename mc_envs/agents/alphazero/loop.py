@@ -178,7 +178,7 @@ def _iteration(r: _Run, model: Model, trainer: Trainer, rng: np.random.Generator
     before = trainer.loss()
     trainer.train(r.steps, r.batch, rng)
     after = trainer.loss()
-    row = {"iteration": it, "positions": trainer.size, "seen": trainer.seen}
+    row: dict = {"iteration": it, "positions": trainer.size, "seen": trainer.seen}
     row.update(
         window=window_size(trainer.seen, trainer.size, trainer.window),
         lr=r.lr,

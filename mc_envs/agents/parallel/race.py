@@ -245,8 +245,10 @@ def race_search(
     names = entrants(agent, env)
     base = env.unwrapped
     heats = agent.heats
-    tmp = None if checkpoint is not None else tempfile.TemporaryDirectory(prefix="mc-envs-race-")
-    root = Path(checkpoint) if tmp is None else Path(tmp.name) / "race"
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if checkpoint is None:
+        tmp = tempfile.TemporaryDirectory(prefix="mc-envs-race-")
+    root = Path(tmp.name) / "race" if tmp is not None else Path(str(checkpoint))
     state = RaceState(names, heats, root if checkpoint is not None else None)
     if resume:
         state.load(base)
@@ -256,7 +258,8 @@ def race_search(
     rounds = Rounds(pool, time_limit, budget.callback, start=start)  # the race ends at T + GRACE
     for summary in state.done:
         rounds.show(summary["score"], summary["actions"])
-    current, reasons = None, []
+    current: dict | None = None
+    reasons: list = []
     try:
         while state.heat < heats and not rounds.why:
             seconds = _heat_seconds(state, time_limit, start)
