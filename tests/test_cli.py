@@ -368,3 +368,13 @@ def test_bad_nrpa_variant_flags_exit_2_with_one_line(tmp_path, extra, message):
                "--out", str(tmp_path / "s.json"))  # fmt: skip
     assert done.returncode == 2 and message in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_live_line_says_when_the_python_path_stands_in():
+    from mc_envs.cli.solve import progress_line
+
+    cold = progress_line(2.0, 31.0, 1_000, compiling=True)
+    warm = progress_line(2.0, 31.0, 100_000, compiling=False)
+    assert "Python path while numba compiles" in cold and "(500/s)" in cold
+    assert "Python" not in warm and "(50,000/s)" in warm
+    assert len(warm) >= len(cold)  # the next line covers the note the previous one wrote

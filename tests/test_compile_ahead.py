@@ -40,8 +40,9 @@ COLD = textwrap.dedent(
     for name, make in makers:
         calls = []
         for _ in range(2):
+            seen = []
             start = time.perf_counter()
-            r = make().search(env, time_limit=1.0)
+            r = make().search(env, time_limit=1.0, callback=lambda p: seen.append(p.compiling))
             snap = base.clone_state()
             for a in r.actions:
                 base.step(a)
@@ -49,7 +50,7 @@ COLD = textwrap.dedent(
             base.restore_state(snap)
             calls.append({"seconds": time.perf_counter() - start, "score": r.score,
                           "replayed": replayed, "playouts": r.playouts,
-                          "compile": r.extra.get("compile")})
+                          "compile": r.extra.get("compile"), "compiling": seen})
             calls[-1]["children_ended"] = compile_ahead.wait(timeout=240)
         out[name] = calls
     print(json.dumps(out))
@@ -82,6 +83,8 @@ def test_a_cold_search_keeps_its_time_limit_and_the_next_one_is_compiled(tmp_pat
         assert cold["replayed"] == cold["score"], (name, cold)
         assert cold["children_ended"] and warm["children_ended"]
         assert warm["compile"] is None, (name, warm)  # the child filled the cache
+        # The callback (solve's live line) is told when the Python path stands in, and only then.
+        assert cold["compiling"][0] and not any(warm["compiling"]), (name, cold, warm)
         assert warm["playouts"] > 10 * cold["playouts"], (name, cold, warm)
 
 

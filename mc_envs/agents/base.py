@@ -131,6 +131,8 @@ class Progress:
         best_actions: the sequence that reaches it.
         playouts: playouts so far.
         improved: True when this report is about a new best.
+        compiling: True while the generic Python path stands in for the compiled search, which a
+            child process is compiling (a cold numba cache): playouts are slower until it ends.
     """
 
     elapsed: float
@@ -138,6 +140,7 @@ class Progress:
     best_actions: list[int]
     playouts: int
     improved: bool
+    compiling: bool = False
 
 
 Callback = Callable[[Progress], Any]
@@ -249,11 +252,22 @@ class _Reports:
     ``every`` seconds once the search has a first result."""
 
     def __init__(
-        self, callback: Callback, control: np.ndarray, best: Best, start: float, every: float
+        self,
+        callback: Callback,
+        control: np.ndarray,
+        best: Best,
+        start: float,
+        every: float,
+        compiling: Callable[[], bool],
     ) -> None:
         self.callback, self.control, self.best = callback, control, best
-        self.start, self.every = start, every
+        self.start, self.every, self.compiling = start, every, compiling
         self.last_report, self.last_version = start, -1
+
+    def _progress(self, elapsed: float, improved: bool) -> Progress:
+        score, seq = self.best.read(self.control)
+        playouts = int(self.control[Slot.PLAYOUTS])
+        return Progress(elapsed, score, seq, playouts, improved, self.compiling())
 
     def stop_asked(self, now: float) -> bool:
         """Reports if one is due; whether the callback asked to stop."""
@@ -264,18 +278,15 @@ class _Reports:
         improved = version != self.last_version
         if not improved and now - self.last_report < self.every:
             return False
-        score, seq = self.best.read(control)
         self.last_version, self.last_report = version, now
-        progress = Progress(now - self.start, score, seq, int(control[Slot.PLAYOUTS]), improved)
-        return bool(self.callback(progress))
+        return bool(self.callback(self._progress(now - self.start, improved)))
 
     def final(self, seconds: float) -> None:
         """The last result, if the search ended before it was reported (the answer is ignored:
         the search is over)."""
         control = self.control
         if self.best.score[0] > NEG_INF and int(control[Slot.BEST_WRITES]) != self.last_version:
-            score, seq = self.best.read(control)
-            self.callback(Progress(seconds, score, seq, int(control[Slot.PLAYOUTS]), True))
+            self.callback(self._progress(seconds, True))
 
 
 def _grace(best: Best) -> float:
@@ -310,6 +321,7 @@ def supervise(
     best: Best,
     budget: Budget,
     report_every: float = 0.5,
+    compiling: Callable[[], bool] = lambda: False,
 ) -> tuple[StopReason | None, float]:
     """Runs ``work()`` in a thread under the budget's time limit and callback, and Ctrl-C.
 
@@ -326,7 +338,7 @@ def supervise(
     reports = (
         None
         if budget.callback is None
-        else _Reports(budget.callback, control, best, start, report_every)
+        else _Reports(budget.callback, control, best, start, report_every, compiling)
     )
     why: StopReason | None = None
     done, failure = _start(work, control)

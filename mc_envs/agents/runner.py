@@ -207,6 +207,10 @@ class Runner:
         now = 0.0 if self.started is None else time.perf_counter() - self.started
         return self.spent + now
 
+    def _compiling(self) -> bool:
+        """Whether the generic path stands in while a child compiles the compiled one."""
+        return self.standin is not None and self.standin.switched is None
+
     # -- running ----------------------------------------------------------------------------------
 
     def run(
@@ -242,7 +246,11 @@ class Runner:
         self.started = time.perf_counter()
         try:
             why, seconds = supervise(
-                lambda: self._loop(program, checkpoint, first), self.control, self.best, self.budget
+                lambda: self._loop(program, checkpoint, first),
+                self.control,
+                self.best,
+                self.budget,
+                compiling=self._compiling,
             )
         finally:
             done.set()

@@ -45,10 +45,12 @@ def make_agent(args: argparse.Namespace, env: Any) -> Any:
         raise UsageError(f"--algo {args.algo}: {exc}") from None
 
 
-def progress_line(elapsed: float, best: float, playouts: int) -> str:
-    """The live line: elapsed seconds, best score, playouts and their rate."""
+def progress_line(elapsed: float, best: float, playouts: int, compiling: bool = False) -> str:
+    """The live line: elapsed seconds, best score, playouts and their rate, and whether the
+    Python path stands in while numba compiles the search (a cold cache: a slower rate)."""
     rate = playouts / elapsed if elapsed > 0 else 0.0
-    return f"\r{elapsed:8.1f}s  best {best:10g}  playouts {playouts:>12,}  ({rate:,.0f}/s)  "
+    line = f"\r{elapsed:8.1f}s  best {best:10g}  playouts {playouts:>12,}  ({rate:,.0f}/s)  "
+    return line + ("[Python path while numba compiles]  " if compiling else " " * 36)
 
 
 class RecordSaver:
@@ -90,7 +92,9 @@ class RecordSaver:
         """The search's callback: the live line, and a save when the best score improved."""
         if not self.args.quiet:
             sys.stderr.write(
-                progress_line(progress.elapsed, progress.best_score, progress.playouts)
+                progress_line(
+                    progress.elapsed, progress.best_score, progress.playouts, progress.compiling
+                )
             )
             sys.stderr.flush()
         if progress.improved and (self.score is None or progress.best_score > self.score):

@@ -10,6 +10,7 @@ the seed and the budget: not on the number of workers, the backend or the timing
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from mc_envs.agents.base import NEG_INF, Budget, Callback, Progress, SearchResult
@@ -44,15 +45,7 @@ class _MoveSearch:
             if callback is None:
                 return None
             actions = self.prefix + list(progress.best_actions)
-            return callback(
-                Progress(
-                    progress.elapsed,
-                    progress.best_score,
-                    actions,
-                    progress.playouts,
-                    progress.improved,
-                )
-            )
+            return callback(dataclasses.replace(progress, best_actions=actions))
 
         result = self.agent.search(
             base, time_limit=time_limit, playouts=playouts, iterations=1, callback=report
