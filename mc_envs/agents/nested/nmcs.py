@@ -131,25 +131,24 @@ def _nmcs(level, d0, g, a, k, rng, sh):
                     first = i
                     break
                 sub = seqs[level - 1, : lens[level - 1]]
+            # Against the best sequence (memorised) or this step's best move: a tie is taken with
+            # probability 1 / (ties + 1), so that every tied candidate is equally likely.
+            held, held_ties = (best, ties) if k.memorize else (step_best, step_ties)
+            take = s > held
+            if s == held:
+                held_ties += 1
+                take = rng_below(rng, held_ties + 1) == 0
+            elif take:
+                held_ties = 0
             if k.memorize:
-                take = s > best
-                if s == best:
-                    ties += 1
-                    take = rng_below(rng, ties + 1) == 0
-                elif take:
-                    ties = 0
+                ties = held_ties
                 if take:
                     best = s
                     seqs[level, played] = m
                     seqs[level, played + 1 : played + 1 + len(sub)] = sub
                     lens[level] = played + 1 + len(sub)
             else:
-                take = s > step_best
-                if s == step_best:
-                    step_ties += 1
-                    take = rng_below(rng, step_ties + 1) == 0
-                elif take:
-                    step_ties = 0
+                step_ties = held_ties
                 if take:
                     step_best = s
                     step_move = m
