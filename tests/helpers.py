@@ -84,6 +84,14 @@ def pygame_display():
     pygame.display.init()
     pygame.display.set_mode((8, 8))
     yield
+    forget_pygame()
+
+
+def forget_pygame() -> None:
+    """Quits pygame, clears the drawings' caches and unloads pygame (other test files check that
+    stepping an env leaves pygame unimported)."""
+    import pygame
+
     from mc_envs.render.draw import morpion, samegame
     from mc_envs.render.theme import _TEXT_CACHE, font
 

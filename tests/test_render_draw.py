@@ -9,6 +9,7 @@ import sys
 import gymnasium as gym
 import numpy as np
 import pytest
+from helpers import forget_pygame
 
 import mc_envs  # noqa: F401
 from mc_envs import render
@@ -31,21 +32,6 @@ def _forget_pygame():
     """Other test files check that stepping an env leaves pygame unimported: unload it after."""
     yield
     forget_pygame()
-
-
-def forget_pygame() -> None:
-    import pygame
-
-    from mc_envs.render.draw import morpion, samegame
-    from mc_envs.render.theme import _TEXT_CACHE, font
-
-    pygame.quit()
-    font.cache_clear()
-    _TEXT_CACHE.clear()
-    samegame._CACHE.clear()
-    morpion._BACKGROUND.clear()
-    for name in [m for m in sys.modules if m == "pygame" or m.startswith("pygame.")]:
-        del sys.modules[name]
 
 
 def theme():

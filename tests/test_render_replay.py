@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import forget_pygame
 
 from mc_envs.cli import main
 from mc_envs.games import morpion as mrules
@@ -23,16 +23,7 @@ BOARD = "1122\n1122\n3344\n3345"
 def _forget_pygame():
     """Other test files check that stepping an env leaves pygame unimported: unload it after."""
     yield
-    from mc_envs.render.draw import morpion, samegame
-    from mc_envs.render.theme import _TEXT_CACHE, font
-
-    pygame.quit()
-    font.cache_clear()
-    _TEXT_CACHE.clear()
-    samegame._CACHE.clear()
-    morpion._BACKGROUND.clear()
-    for name in [m for m in sys.modules if m == "pygame" or m.startswith("pygame.")]:
-        del sys.modules[name]
+    forget_pygame()
 
 
 @pytest.fixture
