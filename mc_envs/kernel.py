@@ -27,6 +27,8 @@ LegalCodesFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], int]
 SelectFn = Callable[[np.ndarray, np.ndarray, np.ndarray, int, int], int]
 BiasFn = Callable[[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray], None]
 PriorFn = Callable[[np.ndarray, np.ndarray, int, np.ndarray], None]  # (state, actions, n, out)
+# (state, actions, n, ws, visits, values): tree knowledge as virtual visits and values
+KnowledgeFn = Callable[[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray], None]
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,10 @@ class Kernel:
       ``out[:n]`` (GNRPA's bias, which NRPA's ``bias=`` weighs; SameGame: the group's size).
     - ``priors``: named compiled move priors ``prior(state, actions, n, out)`` writing a
       probability for each of the ``n`` legal actions (PUCT's compiled priors).
+    - ``knowledge``: named compiled tree knowledge ``fn(state, actions, n, ws, visits, values)``
+      writing, for each of the ``n`` legal actions, a number of virtual visits (``>= 0``) and
+      their mean value in [0, 1] for the player to move (UCT's priors, as Gelly and Silver's
+      heuristic MC-RAVE).
 
     Attributes:
         name: unique among kernels; names the cached compiled searches.
@@ -96,6 +102,7 @@ class Kernel:
     bias: BiasFn | None = None
     selections: dict[str, Callable[[np.ndarray], int]] = field(default_factory=dict)
     priors: dict[str, PriorFn] = field(default_factory=dict)
+    knowledge: dict[str, KnowledgeFn] = field(default_factory=dict)
 
     @classmethod
     def from_module(
