@@ -179,7 +179,9 @@ def _add_arena(sub: Any) -> None:
     arena = sub.add_parser("arena", help="two agents play both colours; wins/draws/losses")
     arena.add_argument("game", type=game_name(2), help=f"one of {names(players=2)}")
     arena.add_argument(
-        "agent_a", help="an agent spec: uct[-preset], puct[-preset|-heuristic], random"
+        "agent_a",
+        help="an agent spec: uct[-preset], puct[-preset|-heuristic], random, gtp:COMMAND; "
+        "options after a colon: uct:iterations=3000,reuse=false",
     )
     arena.add_argument("agent_b")
     arena.add_argument("--games", type=POSITIVE_INT, default=20)

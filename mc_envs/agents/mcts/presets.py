@@ -6,6 +6,8 @@ Used by ``UCT.from_preset(name)``, ``PUCT.from_preset(name)``, the env option
 
 from __future__ import annotations
 
+from typing import Any
+
 PRESETS: dict[str, int] = {
     "beginner": 20,
     "easy": 100,
@@ -14,6 +16,13 @@ PRESETS: dict[str, int] = {
     "expert": 20_000,
     "master": 100_000,
 }
+
+
+# Named agents that are a full set of constructor keywords: the spec ``"uct-go"`` is
+# ``UCT(**SPEC_PRESETS["uct-go"])`` (the key is the whole spec: ``"uct-<name>"`` or
+# ``"puct-<name>"``). A new one is a line here; ``known()``, the opponents registry and
+# ``mc-envs arena`` pick it up, and ``"uct-go:rave=500"`` overrides one of its keywords.
+SPEC_PRESETS: dict[str, dict[str, Any]] = {}
 
 
 def preset_iterations(name: str) -> int:
