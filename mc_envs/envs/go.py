@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from mc_envs.core import Chooser, PolicyFactory
 from mc_envs.envs.two_player import Opponent, TwoPlayerEnv
-from mc_envs.games import go, go_check, go_text
+from mc_envs.games import go, go_check, go_policy, go_text
 from mc_envs.games import go_layout as layout
 from mc_envs.kernel import CAP_INFO
+
+
+def _compiled_policy(code: int, env: Any) -> Chooser:
+    # The generic path's chooser of a compiled policy: the kernel's own move choice on the env's
+    # state, drawn from the search's generator (the same moves as the compiled playout).
+    base = getattr(env, "unwrapped", env)
+    return lambda actions, rng: int(go_policy.choose(base._state, code, rng.state, base._ws))
 
 
 class GoRules:
@@ -98,8 +107,11 @@ class GoEnv(TwoPlayerEnv):
     - ``illegal_action``: ``"terminate"`` (default: reward -1, ``info["illegal_action"]``, the
       state unchanged) or ``"raise"``; see :class:`mc_envs.PlanningEnv`.
 
-    Playout policy: ``"random"`` (uniform over the legal actions, the pass included), the
-    default.
+    Playout policies (:mod:`mc_envs.games.go_policy`): ``"random"`` (uniform over the legal
+    actions, the pass included), the default; ``"eye"`` (uniform over the moves that fill no true
+    eye of the mover's, the pass only when none is left); ``"mogo"`` (MoGo's: answer an atari,
+    then a 3x3 hane or cut pattern next to the last move, then a capture, else the ``"eye"``
+    move). Tree knowledge (UCT's priors): ``"mogo"``, Gelly and Silver's heuristic prior.
 
     ## Version History
     - v0: first version; the move cap truncates (it terminated, scored, before the Go issue's
@@ -142,6 +154,14 @@ class GoEnv(TwoPlayerEnv):
             info[CAP_INFO] = True
             return obs, 0.0, False, True, info
         return obs, reward, terminated, truncated, info
+
+    def policy(self, name: str | None) -> PolicyFactory:
+        """Playout policies for the generic search path: ``"random"``, ``"eye"`` and ``"mogo"``
+        (the last two choose each move by the compiled policy, as the compiled playout does)."""
+        code = go.POLICIES.get(name or self.default_policy)
+        if code is None or code == go_policy.RANDOM:
+            return super().policy(name)
+        return partial(_compiled_policy, code)
 
     def _why_illegal(self, action: int) -> str:
         pt = int(layout.POINT_OF[self.size, action])

@@ -64,6 +64,7 @@ from mc_envs.games.go_legal import is_legal_point as is_legal_point
 from mc_envs.games.go_legal import legal as legal
 from mc_envs.games.go_legal import legal_words
 from mc_envs.games.go_legal import suicide as suicide
+from mc_envs.games.go_policy import EYE, MOGO, RANDOM, choose, mogo_knowledge
 
 # The header has PLAYER and RESULT where the bitboard games have them: their functions serve Go.
 from mc_envs.games.two_player import player as player
@@ -71,7 +72,8 @@ from mc_envs.games.two_player import returns as returns
 from mc_envs.games.two_player import score as score
 from mc_envs.rng import rng_below
 
-POLICIES = {"random": 0}
+# The playout policies (see :mod:`mc_envs.games.go_policy`): uniform, the eye rule, MoGo's.
+POLICIES = {"random": RANDOM, "eye": EYE, "mogo": MOGO}
 
 
 @njit(cache=True, nogil=True)
@@ -255,12 +257,20 @@ def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
 def playout(
     state: np.ndarray, policy: int, rng: np.ndarray, ws: np.ndarray, seq: np.ndarray, start: int
 ) -> int:
-    """Plays to the end, each move drawn uniformly from the legal actions (the pass included), as
-    ``legal(...)[rng_below(rng, n)]`` would; writes the actions into ``seq[start:]`` and returns
-    how many."""
+    """Plays to the end with the policy of code ``policy`` (:data:`POLICIES`); writes the actions
+    into ``seq[start:]`` and returns how many. ``"random"`` draws each move uniformly from the
+    legal actions (the pass included), as ``legal(...)[rng_below(rng, n)]`` would; the others
+    play :func:`mc_envs.games.go_policy.choose`."""
     n = state[SIZE]
     w = (state[STRIDE] * state[STRIDE] + 63) >> 6
     count = 0
+    if policy != RANDOM:
+        while not state[OVER]:
+            a = choose(state, policy, rng, ws)
+            play(state, a, ws)
+            seq[start + count] = a
+            count += 1
+        return count
     while not state[OVER]:
         k = rng_below(rng, legal_words(state, ws) + 1)
         a = n * n
@@ -287,8 +297,10 @@ def truncated(state: np.ndarray) -> bool:
 
 
 def workspace(state: np.ndarray) -> np.ndarray:
-    """Scratch space: the legal points of a playout (W words of bits), room for a move list."""
-    return np.zeros(int(state[SIZE]) ** 2 + 1, dtype=np.int64)
+    """Scratch space: the legal points of a playout (W words of bits), then room for a list of
+    points (the policies' candidate moves)."""
+    w = (int(state[STRIDE]) ** 2 + 63) // 64
+    return np.zeros(w + int(state[SIZE]) ** 2 + 1, dtype=np.int64)
 
 
 def make_kernel(size: int, max_moves: int) -> Kernel:
@@ -300,4 +312,5 @@ def make_kernel(size: int, max_moves: int) -> Kernel:
         max_actions=int(size) ** 2 + 1,
         two_player=True,
         truncated=truncated,
+        knowledge={"mogo": mogo_knowledge},
     )
