@@ -5,6 +5,10 @@ ASCII positions, the prior's values; "random" unchanged."""
 from __future__ import annotations
 
 import hashlib
+import json
+import runpy
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -260,3 +264,25 @@ def test_the_mogo_knowledge_is_a_prior_on_random_positions() -> None:
         env.step(int(rng.choice(legal[:-1] if len(legal) > 1 else legal)))
         if not len(env.legal_actions()):
             break
+
+
+def test_the_policy_benchmark_reports_every_policy_and_the_ratios(tmp_path, capsys) -> None:
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "go_policy.py"
+    out = tmp_path / "go_policy.json"
+    tiny = ["--size", "5", "--seconds", "0.05", "--rounds", "1", "--uct-seconds", "0.05"]
+    saved, sys.argv = sys.argv, [str(script), *tiny, "--out", str(out)]
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = saved
+    report = json.loads(out.read_text())
+    figures = report["policies"]
+    assert set(figures) == {"random", "eye", "mogo"}
+    for f in figures.values():
+        assert f["playouts_per_s"] > 0 and f["uct_iterations_per_s"] > 0
+        assert 0 < f["moves_per_playout"] <= 50 and 0 <= f["ended_by_passes"] <= 1
+    ratio = report["ratios"]["mogo_over_random"]["playouts_per_s"]
+    assert (
+        abs(ratio - figures["mogo"]["playouts_per_s"] / figures["random"]["playouts_per_s"]) < 1e-9
+    )
+    assert "mogo_over_random" in capsys.readouterr().out
