@@ -6,7 +6,10 @@ timing), every round measures each policy in turn for ``S`` seconds, so that the
 falls on all alike: compiled playouts from the empty board (``kernel.playout``, a copy of the
 board restored before each), counting playouts, moves, and the games ended by two passes rather
 than by the move cap. Then a UCT search of ``T`` seconds from the empty board with each policy
-(``UCT(policy=..., seed=1, reuse=False)``, the compiled path), iterations/s.
+(``UCT(policy=..., seed=1, reuse=False)``, the compiled path), iterations/s. Last, how strong
+the policies play against each other: ``--duel-games`` games of each pair from the empty board,
+each side moving by its own policy (colours alternating), scored for the first of the pair
+(1 a win, 0.5 a draw; a game cut by the move cap counts by the kernel's Tromp-Taylor score).
 
 Printed and written to ``--out`` (JSON, atomically): the median over the rounds of each figure,
 the ratios of each policy's playouts/s and UCT iterations/s to ``"random"``'s, the load average
@@ -28,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.reporting import provenance, save_report  # noqa: E402
 
 POLICIES = ("random", "eye", "mogo")
+DUELS = (("eye", "random"), ("mogo", "random"), ("mogo", "eye"))
 OUT = ROOT / "benchmarks" / "results" / "go_policy.json"
 
 
@@ -57,7 +61,31 @@ def _uct(env, policy: str, seconds: float) -> float:
     return result.iterations / result.seconds
 
 
-def measure(size: int, seconds: float, rounds: int, uct_seconds: float) -> dict:
+def _duel(kernel, root, first: str, second: str, games: int, rng) -> float:
+    import numpy as np
+
+    from mc_envs.games import go_policy
+    from mc_envs.games.go_layout import PLAYER, RESULT
+    from mc_envs.rng import rng_below
+
+    ws, legal = kernel.workspace(root), np.zeros(kernel.max_actions, np.int64)
+    points = 0.0
+    for game in range(games):
+        state = root.copy()
+        black, white = (first, second) if game % 2 == 0 else (second, first)
+        while n := kernel.legal(state, ws, legal):  # 0 once the game is over
+            code = kernel.policies[(black, white)[state[PLAYER]]]
+            if code == go_policy.RANDOM:
+                a = legal[rng_below(rng, n)]
+            else:
+                a = go_policy.choose(state, code, rng, ws)
+            kernel.play(state, a, ws)
+        result = state[RESULT] if game % 2 == 0 else -state[RESULT]
+        points += 1.0 if result > 0 else 0.5 if result == 0 else 0.0
+    return points / games
+
+
+def measure(size: int, seconds: float, rounds: int, uct_seconds: float, duel_games: int) -> dict:
     """The figures of every policy (module docstring), medians over ``rounds``."""
     import gymnasium as gym
     import numpy as np
@@ -79,6 +107,7 @@ def measure(size: int, seconds: float, rounds: int, uct_seconds: float) -> dict:
     for name in POLICIES:
         out[name] = {k: statistics.median(r[k] for r in runs[name]) for k in runs[name][0]}
         out[name]["uct_iterations_per_s"] = _uct(env, name, uct_seconds)
+    out["duels"] = {f"{a}_vs_{b}": _duel(kernel, root, a, b, duel_games, rng) for a, b in DUELS}
     return out
 
 
@@ -89,13 +118,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seconds", type=float, default=3.0, help="per policy and round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--uct-seconds", type=float, default=1.0)
+    parser.add_argument("--duel-games", type=int, default=400, help="per pair of policies")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     report = provenance(argv) | {"load_average": {"start": list(os.getloadavg())}}
-    figures = measure(args.size, args.seconds, args.rounds, args.uct_seconds)
+    figures = measure(args.size, args.seconds, args.rounds, args.uct_seconds, args.duel_games)
+    duels = figures.pop("duels")
     report["load_average"]["end"] = list(os.getloadavg())
     base = figures["random"]
-    report["size"], report["policies"] = args.size, figures
+    report["size"], report["policies"], report["duels"] = args.size, figures, duels
     report["ratios"] = {
         f"{name}_over_random": {
             "playouts_per_s": figures[name]["playouts_per_s"] / base["playouts_per_s"],
@@ -118,6 +149,7 @@ def main(argv: list[str] | None = None) -> dict:
         )
     for key, r in report["ratios"].items():
         print(f"{key}: " + ", ".join(f"{k} {v:.2f}" for k, v in r.items()))
+    print("duels (score of the first): " + ", ".join(f"{k} {v:.3f}" for k, v in duels.items()))
     return report
 
 

@@ -176,6 +176,19 @@ def test_the_generic_path_plays_the_compiled_policy_s_games(policy) -> None:
     assert played == moves
 
 
+@pytest.mark.parametrize("policy", ["eye", "mogo"])
+def test_uct_s_compiled_and_generic_paths_search_alike_with_the_policy(policy) -> None:
+    from mc_envs.agents import UCT
+
+    env = go_env(5)
+    env.step(12)
+    fast = UCT(iterations=300, seed=3, policy=policy).search(env)
+    plain = UCT(iterations=300, seed=3, policy=policy, compiled=False).search(env)
+    assert fast.actions == plain.actions
+    assert np.array_equal(fast.root_visits, plain.root_visits)
+    assert np.allclose(fast.root_values, plain.root_values)
+
+
 def mogo_choices(env, trials: int = 200) -> set[str]:
     ws = env.kernel.workspace(env.state_view)
     out = set()
@@ -270,6 +283,7 @@ def test_the_policy_benchmark_reports_every_policy_and_the_ratios(tmp_path, caps
     script = Path(__file__).resolve().parent.parent / "benchmarks" / "go_policy.py"
     out = tmp_path / "go_policy.json"
     tiny = ["--size", "5", "--seconds", "0.05", "--rounds", "1", "--uct-seconds", "0.05"]
+    tiny += ["--duel-games", "20"]
     saved, sys.argv = sys.argv, [str(script), *tiny, "--out", str(out)]
     try:
         runpy.run_path(str(script), run_name="__main__")
@@ -284,5 +298,9 @@ def test_the_policy_benchmark_reports_every_policy_and_the_ratios(tmp_path, caps
     ratio = report["ratios"]["mogo_over_random"]["playouts_per_s"]
     assert (
         abs(ratio - figures["mogo"]["playouts_per_s"] / figures["random"]["playouts_per_s"]) < 1e-9
+    )
+    assert set(report["duels"]) == {"eye_vs_random", "mogo_vs_random", "mogo_vs_eye"}
+    assert all(
+        0 <= score <= 1 and score * 40 == round(score * 40) for score in report["duels"].values()
     )
     assert "mogo_over_random" in capsys.readouterr().out
