@@ -340,6 +340,13 @@ def _figures_from_the_reports():
         f"ours {go['ratios']['vector_n1024_ours_over_pgx']:.1f}x",
         f"ours {go['ratios']['uct_ours_over_openspiel']:.2f}x",
     ]
+    policies = _report("go_policy.json")
+    for name in ("random", "eye", "mogo"):
+        figures.append(f"{policies['policies'][name]['playouts_per_s']:,.0f}")
+        figures.append(f"{policies['policies'][name]['uct_iterations_per_s']:,.0f}")
+    for name in ("eye", "mogo"):
+        figures.append(f"({policies['ratios'][f'{name}_over_random']['playouts_per_s']:.2f}x)")
+    figures += [f"{score:.2f} against" for score in policies["duels"].values()]
     selfplay = _report("selfplay_bench.json")
     figures += [
         f"{selfplay['together']['positions_per_s']:,.0f}",
