@@ -268,7 +268,7 @@ def _pattern_moves(state, ws, w, m, own):
 @njit(cache=True, nogil=True)
 def _captures(state, ws, w, m, own, head):
     # Rule 3: the last liberty of every opposing chain in atari (found from the ATARI marks).
-    p, w_, head_, captured, ring, table = _sections(state)
+    p, _, _, _, ring, _ = _sections(state)
     libs, atari = head + 3 * p, head + 4 * p
     theirs = ring + state[SLOT] * 2 * w + (2 - own) * w
     for i in range(w):
