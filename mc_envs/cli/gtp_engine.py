@@ -200,6 +200,7 @@ class GtpEngine:
 
     def cmd_clear_board(self, args: list[str]) -> str:
         self._new_game(self.size, self.komi)
+        self._drop_tree()
         return ""
 
     def cmd_komi(self, args: list[str]) -> str:
@@ -247,6 +248,7 @@ class GtpEngine:
             raise GtpFailure("cannot undo")
         mark = self.marks.pop()
         self._replay(self.moves[:mark])
+        self._drop_tree()
         return ""
 
     def cmd_showboard(self, args: list[str]) -> str:
@@ -278,6 +280,13 @@ class GtpEngine:
     def _need(args: list[str], count: int, usage: str) -> None:
         if len(args) < count:
             raise GtpFailure(f"syntax error (use: {usage})")
+
+    def _drop_tree(self) -> None:
+        """A tree search starts its next move with a new tree (after an undo or a new game)."""
+        from mc_envs.agents.mcts.uct import TreeAgent
+
+        if isinstance(self.agent, TreeAgent):
+            self.agent.drop_tree()
 
     def _choose(self, colour: int) -> int:
         from mc_envs.agents.mcts.uct import TreeAgent

@@ -189,9 +189,9 @@ class PUCT(TreeAgent):
     def _generic_prior(self) -> Any:
         return self.prior
 
-    def _generic_fn(self, plain: bool = False) -> Any:
+    def _generic_fn(self, plain: bool = False, base: Any = None) -> Any:
         if self.evaluator is None:
-            return super()._generic_fn(plain)
+            return super()._generic_fn(plain, base)
         return evaluated_search(self.evaluator, self.batch_size, self.value_scale, self.rule)
 
     def _settings(self, two_player: bool, noise_eps: float) -> Settings:

@@ -285,7 +285,7 @@ def _prepare(
     roots = np.array(venv.clone_state().data)  # [M, L]
     lv = _leaves(roots, kernel, venv, a)
     eps = float(config.dirichlet_eps) if config.dirichlet_alpha is not None else 0.0
-    settings = Settings(config.c, config.fpu, eps, two_player, config.use_max)
+    settings = Settings(config.c, config.fpu, eps, two_player, config.use_max, 0.0, 0.0)
     trees = new_trees(m, simulations + 1, (simulations + 1) * a)
     fns.new_roots(trees, roots, two_player)
     return _Batch(

@@ -120,7 +120,7 @@ def _simulate(t, roots, lv, rng, c, fpu, two_player, use_max, scale, forced):  #
     ``select_edge``, playing the moves on a copy of the game's root state, and describes the
     leaf in ``lv``. Every node on the path gets its visit now; :func:`expand_and_backup` adds the
     value. ``forced[b] >= 0``: tree ``b``'s root action (Gumbel AlphaZero's root)."""
-    s = Settings(c, fpu, 0.0, two_player, use_max)
+    s = Settings(c, fpu, 0.0, two_player, use_max, 0.0, 0.0)
     for b in range(roots.shape[0]):
         tb = tree_of(t, b)
         lv.states[b, :] = roots[b, :]

@@ -9,7 +9,8 @@ tree for a seed and an iteration budget.
 An iteration copies the root state (slot 0) to slot 1 and descends. A node is expanded (its legal
 moves become edges, with ``compute_prior``'s priors) the second time the search reaches it; the
 root at once. The first new node is evaluated by one playout, and the result is backed up to the
-root.
+root. Two hooks serve RAVE and tree knowledge (:mod:`mc_envs.agents.mcts.rave`), no-ops without
+them: ``edge_stats`` after an expansion, ``amaf_backup`` after the backup.
 """
 
 from __future__ import annotations
@@ -21,11 +22,20 @@ import numpy as np
 from mc_envs._numba import instantiate, njit
 from mc_envs.agents.base import Slot, StopCode
 from mc_envs.agents.common import count_playout, record
+from mc_envs.agents.mcts.rave import (
+    compiled_edge_stats,
+    generic_edge_stats,
+    no_amaf,
+    no_edge_stats,
+    update_amaf,
+    zero_edge_stats,
+)
 from mc_envs.agents.mcts.selection import RULES, Settings, select_ucb1
 from mc_envs.agents.mcts.tree import (
     ACTION,
     CHILD,
     EDGES,
+    FIRST_EDGE,
     NO_CHILD,
     NODES,
     NUM_EDGES,
@@ -58,7 +68,9 @@ CHUNK_DONE = 2  # CHUNK iterations done: call again
 # otherwise keep in a register.
 CHUNK = 512
 
-select_edge = select_ucb1  # bound per search (instantiate / bind_generic)
+select_edge = select_ucb1  # bound per search (instantiate / bind_generic), as are:
+edge_stats = no_edge_stats
+amaf_backup = no_amaf
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -83,6 +95,9 @@ class Scratch(NamedTuple):
     noise: np.ndarray  # [A] float64, the root's Dirichlet noise (used when settings.noise_eps > 0)
     priors: np.ndarray  # [A] float64, the priors of the node being expanded
     settings: Settings
+    marks: np.ndarray  # [2, A] int64, RAVE: the iteration that last saw a player's move
+    know_visits: np.ndarray  # [A] float64, knowledge: the virtual visits of a new node's edges
+    know_values: np.ndarray  # [A] float64, knowledge: their mean values
 
 
 def _tree_search(g, t, scratch, policy, rng, sh):
@@ -116,6 +131,7 @@ def _tree_search(g, t, scratch, policy, rng, sh):
                     compute_prior(states, 1, moves, n, scratch.priors)
                 eps = s.noise_eps if node == root else 0.0
                 expand(t, node, moves, n, scratch.priors, scratch.noise, eps)
+                edge_stats(t, t.nodes[node, FIRST_EDGE], n, states, 1, ws, moves, scratch)
             if t.nodes[node, NUM_EDGES] == 0:
                 break  # the game is over here
             e = select_edge(t, node, rng, s)
@@ -135,6 +151,8 @@ def _tree_search(g, t, scratch, policy, rng, sh):
             r = score(states, 1)
             record(path, depth + k, r, sh)
         backup(t, node, r, two_player, 1.0)
+        stamp = control[Slot.ITERATIONS] + 1
+        amaf_backup(t, node, path, depth, depth + k, r, two_player, scratch.marks, stamp)
         control[Slot.ITERATIONS] += 1
     return ENDED
 
@@ -201,27 +219,66 @@ def generic_prior(prior: Any) -> Any:
     return compute_prior
 
 
-_compiled: dict[tuple[str, str, str], Any] = {}
+_compiled: dict[tuple, Any] = {}
 
 
-def compiled_search(kernel: Any, prior: KernelPrior | None = None, rule: str = "ucb1") -> Any:
-    """The cached compiled tree search of a kernel, with a compiled prior (uniform if None) and a
-    selection rule (a name of :data:`mc_envs.agents.mcts.selection.RULES`)."""
+def compiled_search(
+    kernel: Any,
+    prior: KernelPrior | None = None,
+    rule: str = "ucb1",
+    amaf: bool = False,
+    knowledge: str | None = None,
+) -> Any:
+    """The cached compiled tree search of a kernel, with a compiled prior (uniform if None), a
+    selection rule (a name of :data:`mc_envs.agents.mcts.selection.RULES`), AMAF statistics
+    (``amaf``) and the kernel's tree knowledge ``knowledge`` (a name of ``kernel.knowledge``).
+    A search with either of the last two needs a wide tree."""
     name = prior.name if prior is not None else "uniform"
-    key = (kernel.name, name, rule)
+    key = (kernel.name, name, rule, amaf, knowledge)
     fn = _compiled.get(key)
     if fn is None:
         ops = dict(compiled_ops(kernel))
         ops["compute_prior"] = uniform_priors if prior is None else prior_op(kernel, name, prior.fn)
+        hooks = _hooks(amaf, knowledge is not None)
+        if knowledge is not None:
+            hooks["edge_stats"] = compiled_edge_stats(kernel, knowledge)
         suffix = f"{kernel.name}_{name}_{rule}"
-        fn = _compiled[key] = instantiate(_tree_search, suffix, select_edge=RULES[rule], **ops)
+        suffix += ("_amaf" if amaf else "") + (f"_k{knowledge}" if knowledge is not None else "")
+        fn = _compiled[key] = instantiate(
+            _tree_search, suffix, select_edge=RULES[rule], **hooks, **ops
+        )
     return fn
 
 
-def generic_search(prior: Any = None, plain: bool = False, rule: str = "ucb1") -> Any:
+def _hooks(amaf: bool, wide: bool, plain: bool = False) -> dict[str, Any]:
+    """The bindings of the template's RAVE hooks (``plain``: uncompiled)."""
+    hooks = {
+        "amaf_backup": update_amaf if amaf else no_amaf,
+        "edge_stats": zero_edge_stats if wide or amaf else no_edge_stats,
+    }
+    return {k: v.py_func for k, v in hooks.items()} if plain else hooks
+
+
+def generic_search(
+    prior: Any = None,
+    plain: bool = False,
+    rule: str = "ucb1",
+    amaf: bool = False,
+    knowledge: Any = None,
+) -> Any:
     """The tree search as plain Python over :class:`~mc_envs.agents.ops.EnvStates` (``plain``: its
-    compiled helpers too, :func:`~mc_envs.agents.ops.bind_generic`)."""
+    compiled helpers too, :func:`~mc_envs.agents.ops.bind_generic`), with AMAF statistics
+    (``amaf``) and ``knowledge(env) -> (visits, values)`` (or None)."""
     select = RULES[rule].py_func if plain else RULES[rule]
+    hooks = _hooks(amaf, knowledge is not None, plain)
+    if knowledge is not None:
+        hooks["edge_stats"] = generic_edge_stats(knowledge)
+    elif not plain:  # it takes the states, which numba cannot type here
+        hooks["edge_stats"] = hooks["edge_stats"].py_func
     return bind_generic(
-        _tree_search, plain=plain, compute_prior=generic_prior(prior), select_edge=select
+        _tree_search,
+        plain=plain,
+        compute_prior=generic_prior(prior),
+        select_edge=select,
+        **hooks,
     )

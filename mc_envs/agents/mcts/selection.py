@@ -10,6 +10,7 @@ bound (:func:`mc_envs._numba.instantiate`), so no rule tests a mode inside the l
 - :func:`select_alphago`: ``Q + c P / (1 + n)``; :func:`select_alphazero`:
   ``Q + c P sqrt(N) / (1 + n)``; ``Q = fpu`` for an unvisited edge, ties to the first edge.
 - :func:`select_gumbel`: Gumbel MuZero's interior rule (the batched search's, below its root).
+- :func:`select_rave`: UCT with RAVE and tree knowledge (Gelly and Silver 2011), on a wide tree.
 
 ``Q`` is a child's mean value for the player who moved into it (two-player games), or in puzzles
 its mean (``use_max``: best) score normalised by the lowest and highest scores seen.
@@ -26,10 +27,14 @@ from mc_envs._numba import instantiate, njit
 from mc_envs.agents.base import NEG_INF
 from mc_envs.agents.mcts.gumbel import completed_sigma
 from mc_envs.agents.mcts.tree import (
+    AMAF_TOTAL,
+    AMAF_VISITS,
     BEST,
     CHILD,
     FIRST_EDGE,
     HIGH,
+    KNOW_VALUE,
+    KNOW_VISITS,
     LOW,
     NO_CHILD,
     NOISED_PRIOR,
@@ -49,6 +54,8 @@ class Settings(NamedTuple):
     noise_eps: float  # the weight of the root's noise (0: none)
     two_player: bool  # values are player 0's returns (else puzzle scores)
     use_max: bool  # puzzles: a node's value is its best score, not its mean
+    rave_k: float  # RAVE's hand-selected schedule: its k (0: not this schedule)
+    rave_b2: float  # RAVE's minimum-MSE schedule: the bias b squared (0: not this schedule)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -181,11 +188,69 @@ def select_gumbel(t, node, rng, s):
     return e
 
 
+@njit(cache=True, nogil=True, inline="always")
+def rave_beta(n, m, parent, s):
+    """RAVE's weight of the AMAF value of an edge of ``n`` visits and ``m`` AMAF visits below a
+    node of ``parent`` visits: ``sqrt(k / (3 N + k))`` (hand-selected schedule, ``s.rave_k``),
+    ``m / (n + m + 4 n m b^2)`` (minimum MSE, ``s.rave_b2``), else 0."""
+    if s.rave_k > 0.0:
+        return math.sqrt(s.rave_k / (3.0 * parent + s.rave_k))
+    if s.rave_b2 > 0.0:
+        return m / (n + m + 4.0 * n * m * s.rave_b2)
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def select_rave(t, node, rng, s):
+    """MC-RAVE (Gelly and Silver 2011) with tree knowledge as virtual visits: the edge
+    maximising ``(1 - beta) Q + beta Q~ + c sqrt(ln N / n)`` (ties to the first edge).
+
+    ``Q`` and ``n`` count the edge's visits and its knowledge's virtual visits (``KNOW_VISITS`` of
+    mean ``KNOW_VALUE``); so do the AMAF ``Q~`` and its count; ``beta`` is :func:`rave_beta`.
+    An edge with neither visits nor virtual visits is worth ``Q~`` when it has AMAF visits (beta
+    1), else ``s.fpu``; its exploration term counts one visit."""
+    nodes, stats, edges, wide = t.nodes, t.stats, t.edges, t.edge_priors
+    c, fpu, two_player, use_max = s.c, s.fpu, s.two_player, s.use_max
+    lo, span = t.norm[LOW], t.norm[HIGH] - t.norm[LOW]
+    n = nodes[node, NUM_EDGES]
+    e0 = nodes[node, FIRST_EDGE]
+    parent = stats[node, VISITS]
+    logn = math.log(max(parent, 1.0))
+    best_u = NEG_INF
+    e = e0
+    for k in range(n):
+        ch = edges[e0 + k, CHILD]
+        kv = wide[e0 + k, KNOW_VISITS]
+        kq = kv * wide[e0 + k, KNOW_VALUE]
+        nv, qsum = kv, kq
+        if ch != NO_CHILD and stats[ch, VISITS] > 0.0:
+            real = stats[ch, VISITS]
+            nv += real
+            qsum += real * node_q(stats, ch, two_player, use_max, lo, span)
+        m = wide[e0 + k, AMAF_VISITS]
+        amaf = 0.0
+        if m > 0.0:
+            amaf = wide[e0 + k, AMAF_TOTAL] / m
+            if not two_player:
+                amaf = (amaf - lo) / span if span > 0.0 else 0.5
+        m += kv
+        amaf = (m - kv) / m * amaf + kq / m if m > 0.0 else 0.0
+        if nv > 0.0:
+            beta = rave_beta(nv, m, parent, s) if m > 0.0 else 0.0
+            u = (1.0 - beta) * qsum / nv + beta * amaf + c * math.sqrt(logn / nv)
+        else:
+            u = (amaf if m > 0.0 else fpu) + c * math.sqrt(logn)
+        if u > best_u:
+            best_u = u
+            e = e0 + k
+    return e
+
+
 select_edge = select_ucb1  # bound per rule by select_from_python
 
 
 def _select_scalars(t, node, rng, c, fpu, two_player, use_max):  # pragma: no cover (compiled)
-    return select_edge(t, node, rng, Settings(c, fpu, 0.0, two_player, use_max))
+    return select_edge(t, node, rng, Settings(c, fpu, 0.0, two_player, use_max, 0.0, 0.0))
 
 
 def select_from_python(rule: str) -> Any:
@@ -205,4 +270,5 @@ RULES = {
     "alphago": select_alphago,
     "alphazero": select_alphazero,
     "gumbel": select_gumbel,
+    "rave": select_rave,
 }

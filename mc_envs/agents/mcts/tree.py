@@ -30,6 +30,11 @@ PARENT, FIRST_EDGE, NUM_EDGES, MOVER = range(4)  # nodes[node, ...]
 VISITS, TOTAL, BEST = range(3)  # stats[node, ...]
 ACTION, CHILD = range(2)  # edges[edge, ...]
 PRIOR, NOISED_PRIOR = range(2)  # edge_priors[edge, ...]
+# The wide edge_priors of RAVE and tree knowledge (mc_envs.agents.mcts.rave), after the two above:
+# AMAF_VISITS and AMAF_TOTAL (the all-moves-as-first statistic, values for the edge's mover),
+# KNOW_VISITS and KNOW_VALUE (the game knowledge's virtual visits and their mean value).
+AMAF_VISITS, AMAF_TOTAL, KNOW_VISITS, KNOW_VALUE = range(2, 6)
+NARROW, WIDE = 2, 6  # the column counts of edge_priors
 NODES, EDGES, ROOT = range(3)  # used[...]
 LOW, HIGH = range(2)  # norm[...]
 
@@ -46,23 +51,27 @@ class TreeArrays(NamedTuple):
     nodes: np.ndarray  # [N, 4] int64: PARENT, FIRST_EDGE, NUM_EDGES, MOVER (who moved into it)
     stats: np.ndarray  # [N, 3] float64: VISITS, TOTAL (sum of values for MOVER), BEST value
     edges: np.ndarray  # [E, 2] int64: ACTION, CHILD
-    edge_priors: np.ndarray  # [E, 2] float64: PRIOR, NOISED_PRIOR (with root noise: selection's)
+    edge_priors: np.ndarray  # [E, 2 or 6] float64: PRIOR, NOISED_PRIOR (with root noise:
+    # selection's); wide (RAVE, knowledge): AMAF_VISITS, AMAF_TOTAL, KNOW_VISITS, KNOW_VALUE
     used: np.ndarray  # [3] int64: NODES used, EDGES used, the ROOT node
     norm: np.ndarray  # [2] float64: the LOW and HIGH playout score seen (puzzles)
 
 
 NODE_BYTES = 8 * (4 + 3)
-EDGE_BYTES = 8 * (2 + 2)
+EDGE_BYTES = 8 * (2 + NARROW)
 
 
-def empty_arrays(nodes: int, edges: int, batch: tuple[int, ...] = ()) -> TreeArrays:
+def empty_arrays(
+    nodes: int, edges: int, batch: tuple[int, ...] = (), edge_columns: int = NARROW
+) -> TreeArrays:
     """Uninitialised storage for a tree (or ``batch`` trees) of ``nodes`` nodes and ``edges``
-    edges; :func:`init_root` makes the root."""
+    edges, ``edge_columns`` (NARROW or WIDE) in ``edge_priors``; :func:`init_root` makes the
+    root."""
     return TreeArrays(
         nodes=np.empty(batch + (nodes, 4), np.int64),
         stats=np.empty(batch + (nodes, 3)),
         edges=np.empty(batch + (edges, 2), np.int64),
-        edge_priors=np.empty(batch + (edges, 2)),
+        edge_priors=np.empty(batch + (edges, edge_columns)),
         used=np.zeros(batch + (3,), np.int64),
         norm=np.empty(batch + (2,)),
     )
@@ -189,11 +198,14 @@ class Tree:
     Args:
         max_actions: the size of the action space.
         nodes: the initial node capacity.
+        edge_columns: ``edge_priors``' columns: NARROW, or WIDE for RAVE and tree knowledge.
     """
 
-    def __init__(self, max_actions: int, nodes: int = 1024) -> None:
+    def __init__(self, max_actions: int, nodes: int = 1024, edge_columns: int = NARROW) -> None:
         self.max_actions = int(max_actions)
-        self.arrays = empty_arrays(nodes, max(nodes * 2, 2 * self.max_actions))
+        edges = max(nodes * 2, 2 * self.max_actions)
+        self.arrays = empty_arrays(nodes, edges, edge_columns=edge_columns)
+        self.edge_bytes = 8 * (2 + edge_columns)
         self.root_state: Any = None
 
     def new_root(self, mover: int, root_state: Any) -> None:
@@ -220,7 +232,7 @@ class Tree:
             nodes *= 2
         if t.used[EDGES] + self.max_actions > edges:
             edges = max(2 * edges, int(t.used[EDGES]) + 2 * self.max_actions)
-        if limit is not None and nodes * NODE_BYTES + edges * EDGE_BYTES > limit:
+        if limit is not None and nodes * NODE_BYTES + edges * self.edge_bytes > limit:
             return False
         self.arrays = t._replace(
             nodes=_resized(t.nodes, nodes),
@@ -266,6 +278,15 @@ class Tree:
         with np.errstate(invalid="ignore", divide="ignore"):
             values = np.where(made, t.stats[np.where(made, kids, 0), TOTAL] / visits, np.nan)
         return actions, visits.astype(np.int64), values
+
+    def root_amaf(self) -> tuple[np.ndarray, np.ndarray]:
+        """(AMAF visits, AMAF total values) of the root's edges, in :meth:`edges`' order (a wide
+        tree's; virtual visits of knowledge are not in them)."""
+        t = self.arrays
+        n = max(int(t.nodes[self.root, NUM_EDGES]), 0)
+        e0 = int(t.nodes[self.root, FIRST_EDGE])
+        rows = t.edge_priors[e0 : e0 + n]
+        return rows[:, AMAF_VISITS].copy(), rows[:, AMAF_TOTAL].copy()
 
     def best_child(self, node: int) -> tuple[int, int] | None:
         """(action, child) with the most visits (ties: higher mean value, then first), or None."""

@@ -29,6 +29,7 @@ import numpy as np
 
 from mc_envs.agents.base import NEG_INF, Budget, SearchResult, Slot, StopCode
 from mc_envs.agents.mcts.presets import PRESETS, preset_iterations
+from mc_envs.agents.mcts.rave import kernel_knowledge, knowledge_of, tree_options
 from mc_envs.agents.mcts.search import (
     CHUNK_DONE,
     OUT_OF_ROOM,
@@ -37,7 +38,7 @@ from mc_envs.agents.mcts.search import (
     generic_search,
 )
 from mc_envs.agents.mcts.selection import Settings
-from mc_envs.agents.mcts.tree import MAX_TREE_BYTES, Tree, mix_noise
+from mc_envs.agents.mcts.tree import MAX_TREE_BYTES, NARROW, WIDE, Tree, mix_noise
 from mc_envs.agents.ops import move_bound
 from mc_envs.agents.parallel.root import ParallelAgent, root_search, solo
 from mc_envs.agents.runner import Runner, Runs
@@ -72,7 +73,14 @@ class TreeAgent(ParallelAgent):
         workers: int = 1,
         backend: str = "local",
         address: str | None = None,
+        rave: float | None = None,
+        rave_bias: float | None = None,
+        knowledge: str | Callable | None = None,
+        fpu: float = 1.0,
     ) -> None:
+        self.options = tree_options(rave, rave_bias, knowledge, fpu)
+        if self.options.wide:
+            self.rule = "rave"
         if backup not in ("mean", "max"):
             raise ValueError(f"backup must be 'mean' or 'max', got {backup!r}")
         if iterations is not None and iterations < 1:
@@ -106,6 +114,10 @@ class TreeAgent(ParallelAgent):
         self._rng = rng_state(self.seed)
         self._searches = 0
 
+    def drop_tree(self) -> None:
+        """Forgets the tree (the next search starts a new one); the random stream goes on."""
+        self._tree = None
+
     @property
     def params(self) -> dict:
         """The constructor arguments (for records)."""
@@ -120,7 +132,15 @@ class TreeAgent(ParallelAgent):
             "policy": policy,
             "backup": self.backup,
             "reuse": self.reuse,
+            **(self._options_params() if self.options.wide else {}),
         }
+
+    def _options_params(self) -> dict:
+        o = self.options
+        knowledge = o.knowledge
+        if callable(knowledge):
+            knowledge = getattr(knowledge, "__name__", "custom")
+        return {"rave": o.rave, "rave_bias": o.rave_bias, "knowledge": knowledge, "fpu": o.fpu}
 
     # -- hooks for PUCT -------------------------------------------------------------------------
 
@@ -131,18 +151,28 @@ class TreeAgent(ParallelAgent):
     def _generic_prior(self) -> Any:
         return None
 
-    def _generic_fn(self, plain: bool = False) -> Any:
+    def _generic_fn(self, plain: bool = False, base: Any = None) -> Any:
         """The search run on the generic path (the template over the contract; ``plain``: its
-        compiled helpers too)."""
-        return generic_search(self._generic_prior(), plain, self.rule)
+        compiled helpers too) over the env ``base`` (the one being searched)."""
+        o = self.options
+        knowledge = o.knowledge
+        if isinstance(knowledge, str):
+            kernel = getattr(base, "kernel", None)
+            game = getattr(base, "game", type(base).__name__)
+            knowledge = kernel_knowledge(kernel, knowledge_of(kernel, knowledge, game))
+        return generic_search(self._generic_prior(), plain, self.rule, o.amaf, knowledge)
 
     def _settings(self, two_player: bool, noise_eps: float) -> Settings:
+        o = self.options
+        b = o.rave_bias
         return Settings(
             c=self.c,
-            fpu=0.0,
+            fpu=o.fpu,
             noise_eps=noise_eps,
             two_player=two_player,
             use_max=self.backup == "max",
+            rave_k=o.rave or 0.0,
+            rave_b2=0.0 if b is None else b * b,
         )
 
     def _noise(self, n: int) -> np.ndarray | None:
@@ -202,15 +232,22 @@ class TreeAgent(ParallelAgent):
             else callable(getattr(base, "returns", None))
         )
         prior_ok, kprior = self._compiled_prior(base)
+        knowledge = self.options.knowledge
+        if isinstance(knowledge, str):
+            knowledge_of(kernel, knowledge, getattr(base, "game", type(base).__name__))
+        elif knowledge is not None:
+            prior_ok = False  # a Python function of the env
         if not (self.compiled and kernel is not None and prior_ok and not callable(self.policy)):
             policy = self.policy if callable(self.policy) else base.policy(self.policy)
-            return _Path(False, self._generic_fn(), policy, base.clone_state(), two_player)
+            fn = self._generic_fn(base=base)
+            return _Path(False, fn, policy, base.clone_state(), two_player)
         policy = kernel.policies.get(self.policy or base.default_policy)
         if policy is None:
             raise ValueError(
                 f"{base.game} has no playout policy {self.policy!r}; it has {sorted(kernel.policies)}"
             )
-        fn = compiled_search(kernel, kprior, self.rule)
+        name = knowledge if isinstance(knowledge, str) else None
+        fn = compiled_search(kernel, kprior, self.rule, self.options.amaf, name)
         return _Path(True, fn, policy, np.array(base.state_view), two_player)
 
     def _scratch(self, base: Any, tree: Tree, two_player: bool) -> Scratch:
@@ -230,6 +267,9 @@ class TreeAgent(ParallelAgent):
             noise=noise,
             priors=np.zeros(max_actions),
             settings=self._settings(two_player, eps),
+            marks=np.zeros((2, max_actions), dtype=np.int64),
+            know_visits=np.zeros(max_actions),
+            know_values=np.zeros(max_actions),
         )
 
     def _result(
@@ -285,6 +325,7 @@ class TreeAgent(ParallelAgent):
             getattr(base, "game", type(base).__name__),
             config,
             type(self._generic_prior()),
+            self.options.key(),
         )
         tree = self._tree
         node = None
@@ -314,7 +355,7 @@ class TreeAgent(ParallelAgent):
 
                 node = _match(tree, current, advance, lambda x, y: x == y)
         if tree is None or node is None:
-            tree = Tree(max_actions)
+            tree = Tree(max_actions, edge_columns=WIDE if self.options.wide else NARROW)
             mover = 1 - int(base.current_player) if two_player else 0
             tree.new_root(mover, current)
         else:
@@ -344,6 +385,20 @@ class UCT(TreeAgent):
         max_tree_bytes: the tree's memory cap (2 GiB by default): a search whose tree would grow
             past it stops there (``stopped == "memory"``) and answers from the tree it has.
         workers, backend, address: root parallelism (:mod:`mc_envs.agents.parallel.root`).
+        rave: RAVE (Gelly and Silver 2011, :mod:`mc_envs.agents.mcts.rave`) with the
+            hand-selected schedule ``beta = sqrt(k / (3 N + k))``: this is ``k`` (> 0; MoGo's
+            order: 1000). Selection then maximises ``(1 - beta) Q + beta Q~ + c sqrt(ln N / n)``
+            (MoGo used a ``c`` near 0 with RAVE). None: off (the default).
+        rave_bias: RAVE with the minimum-MSE schedule
+            ``beta = n~ / (n + n~ + 4 n n~ b^2)``: this is ``b`` (> 0). Not with ``rave``.
+        knowledge: priors as virtual visits and values (heuristic MC-RAVE): a name of the game
+            kernel's ``knowledge`` table (compiled and generic paths), or a callable
+            ``knowledge(env) -> (visits, values)`` over the legal actions in sorted order (generic
+            path). Each new edge counts those virtual visits of that mean value in selection (in
+            its own statistic and its AMAF one); reported visits and the move chosen leave them
+            out. None: off (the default).
+        fpu: with RAVE or knowledge, the value of an edge without visits, virtual visits or AMAF
+            visits (first-play urgency); default 1 (tried before the others).
     """
 
     name = "uct"
@@ -398,7 +453,7 @@ class _Program:
         if fast:
             self.fn, self.policy = self._compiled
         else:
-            self.fn = agent._generic_fn(plain)
+            self.fn = agent._generic_fn(plain, base)
             self.policy = base.policy(agent.policy)
         self.fast = fast
 
