@@ -10,6 +10,7 @@ import pytest
 import mc_envs  # noqa: F401
 from mc_envs.agents import UCT
 from mc_envs.agents.mcts.tree import NARROW, WIDE
+from mc_envs.agents.specs import parse
 from mc_envs.cli.gtp_engine import GtpEngine
 
 
@@ -118,6 +119,17 @@ def test_compiled_and_generic_agree_with_rave_and_knowledge(env_id, kwargs) -> N
     assert fast_agent._tree.arrays.edge_priors.shape[1] == WIDE
 
 
+def test_go_with_rave_mogo_knowledge_and_policy_compiled_and_generic_agree() -> None:
+    env = play(make("mc_envs/Go-v0", size=9), 40, 30)
+    kwargs = dict(iterations=80, seed=1, rave=1000.0, c=0.0, knowledge="mogo", policy="mogo")
+    fast_agent, slow_agent = UCT(**kwargs), UCT(compiled=False, **kwargs)
+    fast, slow = fast_agent.search(env), slow_agent.search(env)
+    assert np.array_equal(fast.root_visits, slow.root_visits) and fast.actions == slow.actions
+    for a, b in zip(fast_agent._tree.root_amaf(), slow_agent._tree.root_amaf()):
+        assert np.allclose(a, b)
+    assert fast_agent._tree.root_amaf()[0].sum() > 80  # AMAF credits many edges an iteration
+
+
 def test_one_player_compiled_and_generic_agree_with_rave() -> None:
     board = "1122\n2211\n1212\n3311"
     env = make("mc_envs/SameGame-v0", board=board)
@@ -206,6 +218,13 @@ def test_options_are_checked() -> None:
     ]:
         with pytest.raises(ValueError, match=word):
             UCT(**kwargs)
+    agent = parse("uct:rave=1000,c=0,knowledge=tactics,reuse=false")  # an agent spec's options
+    assert (agent.options.rave, agent.options.knowledge, agent.c, agent.rule) == (
+        1000.0,
+        "tactics",
+        0.0,
+        "rave",
+    )
     env = make("mc_envs/ConnectFour-v0")
     for compiled in (True, False):
         with pytest.raises(ValueError, match=r"no tree knowledge 'mogo'.*\['tactics'\]"):
