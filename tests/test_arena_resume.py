@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from mc_envs.agents import specs
+from mc_envs import go_sgf
+from mc_envs.agents import RandomAgent, specs
 from mc_envs.agents.mcts import presets
 from mc_envs.agents.specs import parse
+from mc_envs.cli import arena_state, main
+from mc_envs.cli.arena import arena
 
 
 def test_spec_options_reach_the_constructor() -> None:
@@ -53,3 +67,175 @@ def test_options_work_as_opponent_names() -> None:
 
     assert opponents.resolve("uct:iterations=5", seed=1).iterations == 5
     assert opponents.resolve("uct-hard:c=0.125", seed=1).c == 0.125
+
+
+# -- the resumable arena ---------------------------------------------------------------------------
+
+GNUGO = "/usr/games/gnugo"
+MARK = "97531"  # a GNU Go seed no other test uses: finds this file's engines among all processes
+GNUGO_SPEC = f"gtp:{GNUGO} --mode gtp --level 0 --chinese-rules --positional-superko --seed {MARK}"
+BASE = ["arena", "go", "uct:iterations=20", "random", "--size", "5", "--seed", "3", "--quiet"]
+
+
+def children() -> set[int]:
+    """This process's children, zombies included, but multiprocessing's resource tracker (one
+    per interpreter, started by the first queue of worker processes, ending with it)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                cmdline = (stat.parent / "cmdline").read_bytes()
+                if b"resource_tracker" not in cmdline:
+                    found.add(int(stat.parent.name))
+    return found
+
+
+def engines() -> list[int]:
+    """GNU Go processes started by this file's tests (their command line has MARK)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            words = cmdline.read_bytes().split(b"\0")
+            if words[0].endswith(b"gnugo") and MARK.encode() in words:
+                found.append(int(cmdline.parent.name))
+    return found
+
+
+def games_of(folder: Path) -> list[dict]:
+    """The recorded games without their times (what decides them is compared)."""
+    _, games = arena_state.load(folder / arena_state.STATE_NAME)
+    return [{k: v for k, v in games[g].items() if k != "seconds"} for g in sorted(games)]
+
+
+def run(*args: str) -> int:
+    return main([*BASE, *args])
+
+
+def test_an_interrupted_match_resumes_to_the_games_of_one_run(tmp_path: Path) -> None:
+    before = children()
+    whole, parts, jobs = tmp_path / "whole", tmp_path / "parts", tmp_path / "jobs"
+    assert run("--games", "4", "--sgf-dir", str(whole)) == 0
+    assert run("--games", "2", "--sgf-dir", str(parts)) == 0
+    assert len(games_of(parts)) == 2
+    assert run("--games", "4", "--sgf-dir", str(parts), "--resume") == 0
+    assert games_of(parts) == games_of(whole) and len(games_of(whole)) == 4
+    state = parts / arena_state.STATE_NAME  # a run killed during game 3: its entry never written
+    data = json.loads(state.read_text())
+    data["games"] = [g for g in data["games"] if g["index"] != 2]
+    state.write_text(json.dumps(data))
+    assert run("--games", "4", "--sgf-dir", str(parts), "--resume") == 0
+    assert games_of(parts) == games_of(whole)
+    assert run("--games", "4", "--sgf-dir", str(jobs), "--jobs", "2") == 0  # 2 worker processes
+    assert games_of(jobs) == games_of(whole)
+    saved = json.loads(state.read_text())
+    assert saved["config"]["env_kwargs"] == {"size": 5, "komi": 7.5}
+    assert [g["black"] for g in saved["games"]] == ["A", "B", "A", "B"]
+    assert saved["summary"]["games"] == 4 and saved["summary"]["as_black"]["games"] == 2
+    for game in saved["games"]:
+        record = go_sgf.read_sgf(parts / game["sgf"])
+        assert list(record.actions) == game["moves"] and record.result == game["score"]
+        assert go_sgf.verify(record).ok and record.komi == 7.5
+    assert children() - before == set()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "a match with 2 finished games is recorded there; add --resume"),
+        (["--resume", "--seed", "4"], "the recorded match has seed 3, this command 4"),
+        (["--resume", "--komi", "6.5"], "the recorded match has komi 7.5, this command 6.5"),
+        (["--resume", "--size", "7"], "the recorded match has size 5, this command 7"),
+        (["--resume", "--iterations", "5"], "has iterations None, this command 5"),
+    ],
+)
+def test_a_recorded_match_is_never_overwritten_nor_mixed(
+    tmp_path: Path, capsys: pytest.CaptureFixture, args: list[str], message: str
+) -> None:
+    folder = tmp_path / "m"
+    assert run("--games", "2", "--sgf-dir", str(folder)) == 0
+    state = folder / arena_state.STATE_NAME
+    text = state.read_bytes()
+    capsys.readouterr()
+    assert run("--games", "4", "--sgf-dir", str(folder), *args) == 2
+    err = capsys.readouterr().err
+    assert message in err and str(state) in err and len(err.strip().splitlines()) == 1
+    assert state.read_bytes() == text and len(list(folder.glob("*.sgf"))) == 2
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda t: t[: len(t) // 2], "not JSON ("),
+        (lambda t: "[]", 'not an arena record (no "format": "mc-envs/arena")'),
+        (lambda t: t.replace('"result": 1', '"result": 2', 1), "result not -1, 0 or 1"),
+        (lambda t: t.replace('"index": 1', '"index": 0', 1), "index 0 repeated"),
+        (lambda t: t.replace('"seed": 3', '"seed": "3"', 1), "config.seed is '3', not int"),
+        (lambda t: t.replace('"black": "B"', '"black": "X"', 1), "black not A or B"),
+        (lambda t: t.replace('"version": 1', '"version": 9', 1), "version 9"),
+    ],
+)
+def test_a_corrupt_record_is_one_line_and_left_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture, edit: Any, message: str
+) -> None:
+    folder = tmp_path / "m"
+    assert run("--games", "2", "--sgf-dir", str(folder)) == 0
+    state = folder / arena_state.STATE_NAME
+    state.write_text(edit(state.read_text()))
+    text = state.read_bytes()
+    capsys.readouterr()
+    assert run("--games", "4", "--sgf-dir", str(folder), "--resume") == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and err.startswith(f"error: {state}: ") and len(err.splitlines()) == 1
+    assert state.read_bytes() == text
+
+
+def test_options_that_do_not_go_together(capsys: pytest.CaptureFixture) -> None:
+    assert run("--games", "2", "--resume") == 2
+    assert "--resume: needs --sgf-dir" in capsys.readouterr().err
+    assert main(["arena", "connect4", "random", "random", "--komi", "6.5", "--quiet"]) == 2
+    assert "--komi: Go's" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="jobs above 1 take agent specs"):
+        arena("tictactoe", RandomAgent(seed=1), "random", games=2, jobs=2, progress=False)
+
+
+def test_gnugo_final_score_is_recorded_beside_ours(tmp_path: Path) -> None:
+    if not os.access(GNUGO, os.X_OK):
+        pytest.fail(f"{GNUGO} is missing: apt-get install gnugo (GNU Go 3.8, Debian's package)")
+    before = children()
+    out = io.StringIO()
+    stats = arena(
+        "go", "uct:iterations=20", GNUGO_SPEC, games=2, seed=1, progress=False, out=out,
+        sgf_dir=tmp_path, env_kwargs={"size": 5}, jobs=2,
+    )  # fmt: skip
+    games = games_of(tmp_path)
+    assert len(games) == 2 and stats["compared"] == 2
+    for game in games:
+        winner, _, _ = go_sgf.parse_result(game["gtp_score"])
+        ours = None if game["margin"] == 0 else int(game["margin"] < 0)
+        assert game["disagree"] == (winner != ours)
+    assert stats["disagreements"] == sum(g["disagree"] for g in games)
+    assert "final_score names another winner in" in out.getvalue()
+    assert children() - before == set() and engines() == []
+
+
+def test_ctrl_c_ends_workers_and_engines_and_keeps_the_record(tmp_path: Path) -> None:
+    if not os.access(GNUGO, os.X_OK):
+        pytest.fail(f"{GNUGO} is missing: apt-get install gnugo (GNU Go 3.8, Debian's package)")
+    state = tmp_path / arena_state.STATE_NAME
+    args = [sys.executable, "-m", "mc_envs.cli", *BASE[:2], "uct:iterations=20", GNUGO_SPEC,
+            *BASE[4:], "--games", "12", "--jobs", "2", "--sgf-dir", str(tmp_path)]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (state.exists() and engines()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert state.exists(), "no game finished in 300 s"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "interrupted" in err and "--resume" in err
+    assert engines() == []
+    assert 1 <= len(games_of(tmp_path)) < 12  # stopped in the middle
+    assert subprocess.run([*args, "--resume"], capture_output=True, timeout=600).returncode == 0
+    assert len(games_of(tmp_path)) == 12

@@ -16,7 +16,8 @@ from sgfmill import sgf
 
 from mc_envs import go_sgf
 from mc_envs.cli import main
-from mc_envs.cli.two_player import arena, play_terminal
+from mc_envs.cli.arena import arena
+from mc_envs.cli.two_player import play_terminal
 from mc_envs.envs.go import GoEnv
 from mc_envs.games import go_layout as layout
 
@@ -239,8 +240,9 @@ def test_arena_writes_one_file_a_game_matching_its_tally(tmp_path: Path) -> None
         "go", "random", "uct", games=4, seed=3, iterations=20, progress=False,
         out=io.StringIO(), sgf_dir=folder,
     )  # fmt: skip
-    files = sorted(folder.iterdir())
+    files = sorted(folder.glob("*.sgf"))
     assert [f.name for f in files] == [f"game-{g}.sgf" for g in range(1, 5)]
+    assert {f.name for f in folder.iterdir()} - {f.name for f in files} == {"arena.json"}
     tally = {"wins": 0, "draws": 0, "losses": 0}
     for g, path in enumerate(files):
         record = go_sgf.read_sgf(path)
@@ -259,7 +261,7 @@ def test_arena_and_terminal_play_take_the_game_flags(tmp_path: Path) -> None:
                "--sgf-dir", str(folder))  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "2 games" in done.stdout
-    sizes = {go_sgf.read_sgf(path).size for path in folder.iterdir()}
+    sizes = {go_sgf.read_sgf(path).size for path in folder.glob("*.sgf")}
     assert sizes == {5}
     path = tmp_path / "terminal.sgf"
     done = subprocess.run(

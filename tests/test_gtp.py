@@ -17,8 +17,8 @@ import pytest
 import mc_envs  # noqa: F401
 from mc_envs.agents.gtp_player import GtpError, GtpPlayer
 from mc_envs.agents.specs import parse
+from mc_envs.cli.arena import arena
 from mc_envs.cli.gtp_engine import COMMANDS, GtpEngine, move_budget
-from mc_envs.cli.two_player import arena
 
 GNUGO = "/usr/games/gnugo"
 GNUGO_ARGS = [GNUGO, "--mode", "gtp", "--level", "0", "--positional-superko", "--seed", "1"]

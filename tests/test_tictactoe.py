@@ -12,7 +12,8 @@ from helpers import perfect_move, value
 
 import mc_envs
 from mc_envs.agents import UCT
-from mc_envs.cli.two_player import arena, play_terminal
+from mc_envs.cli.arena import arena
+from mc_envs.cli.two_player import play_terminal
 from mc_envs.games import tictactoe as ttt
 
 

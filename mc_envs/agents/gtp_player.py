@@ -294,6 +294,21 @@ class GtpPlayer:
         self._states.append(sim.clone_state())
         return action
 
+    def final_score(self, env: Any) -> str:
+        """The engine's own count of the env's position (GTP ``final_score``: ``"B+3.5"``,
+        ``"W+0.5"``, ``"0"``), after its board is brought to the env's (the last passes sent).
+
+        Raises:
+            ValueError: the env is not Go.
+            GtpError: see :meth:`send` (an engine without ``final_score`` refuses it).
+        """
+        base = env.unwrapped
+        if getattr(base, "game", None) != "Go":
+            raise ValueError(f"gtp: a GTP engine plays Go only, not {type(base).__name__}")
+        self._shadow(base)
+        self._sync(base.clone_state(), int(base.size), float(base.komi))
+        return self.send("final_score", timeout=self.genmove_timeout).strip()
+
     def _shadow(self, base: Any) -> Any:
         """The player's own env of the game's config, where it replays and compares positions."""
         key = (type(base), base.size, base.komi, base.max_moves, base.history)

@@ -35,8 +35,13 @@ def cmd_warmup(args: argparse.Namespace) -> int:
 
 
 def cmd_arena(args: argparse.Namespace) -> int:
-    from mc_envs.cli.two_player import arena
+    from mc_envs.cli.arena import arena
 
+    kwargs = env_kwargs(args, find(args.game))
+    if args.komi is not None:
+        if find(args.game).env_id != "mc_envs/Go-v0":
+            raise UsageError(f"--komi: Go's; {args.game} has none")
+        kwargs["komi"] = args.komi
     try:
         arena(
             args.game,
@@ -48,10 +53,18 @@ def cmd_arena(args: argparse.Namespace) -> int:
             time=args.time,
             progress=not args.quiet,
             sgf_dir=args.sgf_dir,
-            env_kwargs=env_kwargs(args, find(args.game)),
+            env_kwargs=kwargs,
+            resume=args.resume,
+            jobs=args.jobs,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    except KeyboardInterrupt:
+        where = f"; {args.sgf_dir}/arena.json has the finished games (--resume)" * bool(
+            args.sgf_dir
+        )
+        print(f"\ninterrupted{where}", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -188,8 +201,18 @@ def _add_arena(sub: Any) -> None:
     arena.add_argument("--iterations", type=POSITIVE_INT, help="iterations per move of tree agents")
     arena.add_argument("--time", type=POSITIVE_FLOAT, help="seconds per move of tree agents")
     arena.add_argument("--seed", type=int, default=0)
-    arena.add_argument("--quiet", action="store_true", help="no progress bar")
-    arena.add_argument("--sgf-dir", help="Go: write each game as DIR/game-N.sgf")
+    arena.add_argument("--quiet", action="store_true", help="no line per game")
+    arena.add_argument(
+        "--sgf-dir",
+        help="Go: write each game as DIR/game-N.sgf, and the match's record as DIR/arena.json",
+    )
+    arena.add_argument(
+        "--resume", action="store_true", help="continue the match recorded in --sgf-dir"
+    )
+    arena.add_argument(
+        "--jobs", type=POSITIVE_INT, default=1, help="games at a time, in worker processes"
+    )
+    arena.add_argument("--komi", type=float, help="Go: White's komi (default 7.5)")
     add_game_flags(arena, players=2)
     arena.set_defaults(func=cmd_arena)
 

@@ -2,10 +2,10 @@
 
 Plain functions, no argparse, so scripts and tests call them directly::
 
-    from mc_envs.cli.two_player import arena, play_terminal
-    stats = arena("connect4", "uct-hard", "random", games=20)   # prints W/D/L with a 95% interval
+    from mc_envs.cli.two_player import play_terminal
     play_terminal("tictactoe", vs="uct", iterations=2000)         # a human game in the terminal
-    arena("go", "uct", "random", games=4, sgf_dir="games")        # Go: one SGF file a game
+
+The arena's matches (:func:`mc_envs.cli.arena.arena`) play their games with :func:`play_game`.
 
 Agent specs are those of :mod:`mc_envs.agents.specs` (``"random"``, ``"uct"``, ``"uct-hard"``,
 ``"puct-heuristic"`` ...); games are the two-player games of :data:`mc_envs.registry.GAMES`.
@@ -201,89 +201,3 @@ def play_game(
         if moves is not None:
             moves.append(action)
     return float(env.returns()[0])
-
-
-def _agent_of(spec: str | Any, seed: int, iterations: int | None, time: float | None) -> Any:
-    """A spec's agent, made with this seed and budget, or the agent object itself."""
-    if isinstance(spec, str):
-        return make_agent(spec, seed=seed, iterations=iterations, time_limit=time)
-    return spec
-
-
-def _summary(match: str, games: int, wins: int, draws: int, losses: int, out: TextIO) -> dict:
-    """Prints the result of a match and returns it (see :func:`arena`)."""
-    score = (wins + 0.5 * draws) / max(games, 1)
-    lo, hi = wilson_interval(wins + 0.5 * draws, games)
-    tally = f"{games} games: {wins} wins, {draws} draws, {losses} losses"
-    print(f"{match}, {tally}; score {score:.3f} (95% CI {lo:.3f}-{hi:.3f})", file=out)
-    return {"wins": wins, "draws": draws, "losses": losses, "score": score, "interval": (lo, hi)}
-
-
-def _progress_bar(done: int, total: int, text: str, start: float) -> None:
-    filled = int(30 * (done / total))
-    print(
-        f"\r[{'#' * filled}{'-' * (30 - filled)}] {done}/{total}  {text}  "
-        f"{_time.perf_counter() - start:.1f} s",
-        end="",
-        file=sys.stderr,
-        flush=True,
-    )
-
-
-def arena(
-    game: str,
-    agent_a: str | Any,
-    agent_b: str | Any,
-    games: int = 10,
-    *,
-    seed: int = 0,
-    iterations: int | None = None,
-    time: float | None = None,
-    progress: bool = True,
-    out: TextIO | None = None,
-    sgf_dir: str | Path | None = None,
-    env_kwargs: dict[str, Any] | None = None,
-) -> dict:
-    """Plays ``games`` games between two agents, alternating who moves first, and reports.
-
-    Args:
-        game: ``"tictactoe"`` or ``"connect4"`` (or an env id).
-        agent_a, agent_b: agent specs (see :func:`make_agent`) or agent objects.
-        games: the number of games; ``agent_a`` moves first in the even-numbered ones.
-        seed: agent ``i`` of game ``g`` gets seed ``seed + 2 * g + i`` (spec strings only).
-        iterations, time: a budget per move for both tree agents (spec strings only).
-        progress: show a progress bar on stderr.
-        out: where to print the summary (stdout by default).
-        sgf_dir: Go: write game ``g`` (from 1) to ``sgf_dir/game-g.sgf``, the folder created if
-            needed; ``PB`` / ``PW`` are the specs (or class names) of who played Black / White.
-        env_kwargs: the env's keyword arguments (Go's ``size``, ``komi`` ...).
-
-    Returns:
-        ``{"wins", "draws", "losses"}`` for ``agent_a``, its ``score`` (wins + draws / 2, per game)
-        and the 95% Wilson interval of the score in ``interval``.
-    """
-    out = out or sys.stdout
-    env_id = game_id(game)
-    check_sgf(env_id, None if sgf_dir is None else str(sgf_dir), "--sgf-dir")
-    env = gym.make(env_id, illegal_action="raise", **(env_kwargs or {})).unwrapped
-    name_a = agent_a if isinstance(agent_a, str) else type(agent_a).__name__
-    name_b = agent_b if isinstance(agent_b, str) else type(agent_b).__name__
-    wins = draws = losses = 0
-    specs = (agent_a, agent_b)
-    start = _time.perf_counter()
-    for g in range(games):
-        a, b = (_agent_of(x, seed + 2 * g + i, iterations, time) for i, x in enumerate(specs))
-        a_first = g % 2 == 0
-        moves: list[int] = []
-        players = (a, b) if a_first else (b, a)
-        r0 = play_game(env, *players, seed=seed + g, moves=moves)
-        r = r0 if a_first else -r0
-        if sgf_dir is not None:
-            names = (name_a, name_b) if a_first else (name_b, name_a)
-            save_sgf(Path(sgf_dir) / f"game-{g + 1:0{len(str(games))}d}.sgf", env, moves, *names)
-        wins, draws, losses = wins + (r > 0), draws + (r == 0), losses + (r < 0)
-        if progress:
-            _progress_bar(g + 1, games, f"W {wins} D {draws} L {losses}", start)
-    if progress:
-        print(file=sys.stderr)
-    return _summary(f"{name_a} vs {name_b} at {game}", games, wins, draws, losses, out)

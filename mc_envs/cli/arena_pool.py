@@ -1,0 +1,108 @@
+"""Games played N at a time in worker processes, for ``mc-envs arena --jobs N``.
+
+Each worker is a fresh (``spawn``) process that takes game indices from a queue and plays them
+with a picklable ``play(index) -> entry`` (a module-level function or a ``functools.partial`` of
+one); the entries come back to the parent, which alone writes the match record. Workers ignore
+SIGINT: on Ctrl-C, an error in a game, or any exception in the parent, the parent ends every
+worker with SIGTERM (then SIGKILL after a wait), and a worker ends on SIGTERM by unwinding its
+game, so its GTP engines are closed (a killed worker's engines see their input end and quit).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import signal
+import sys
+from collections.abc import Callable, Generator
+from typing import Any
+
+STOP_WAIT = 10.0  # seconds a worker has to unwind after SIGTERM before SIGKILL
+
+
+class WorkerError(ValueError):
+    """A game failed in a worker, or a worker died: the message names the game or the worker."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _work(play: Callable[[int], dict], tasks: Any, results: Any) -> None:
+    """A worker's loop: plays the indices of ``tasks`` until a None, reporting to ``results``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _terminated)
+    while (index := tasks.get()) is not None:
+        try:
+            results.put(("done", index, play(index)))
+        except Exception as exc:  # reported to the parent, which stops the match
+            results.put(("error", index, f"{type(exc).__name__}: {exc}"))
+            return
+
+
+def play_in_workers(
+    play: Callable[[int], dict], indices: list[int], jobs: int
+) -> Generator[dict, None, None]:
+    """The entries of the games ``indices``, played ``jobs`` at a time, as they finish.
+
+    Close the iterator (or exhaust it) to end the workers; an exception raised in it ends them
+    first.
+
+    Raises:
+        WorkerError: a game raised (its message), or a worker died.
+    """
+    ctx = mp.get_context("spawn")
+    tasks, results = ctx.Queue(), ctx.Queue()
+    n = min(jobs, len(indices))
+    for index in [*indices, *[None] * n]:
+        tasks.put(index)
+    workers = [
+        ctx.Process(target=_work, args=(play, tasks, results), name=f"arena-worker-{i + 1}")
+        for i in range(n)
+    ]
+    finished = False
+    try:
+        for worker in workers:
+            worker.start()
+        for _ in indices:
+            kind, index, payload = _next(results, workers)
+            if kind == "error":
+                raise WorkerError(f"game {index + 1}: {payload}")
+            yield payload
+        finished = True
+    finally:
+        stop(workers, grace=STOP_WAIT if finished else 0.0)
+        for q in (tasks, results):
+            q.cancel_join_thread()  # what is left unread must not hold up the exit
+            q.close()
+
+
+def _next(results: Any, workers: list) -> tuple[str, int, Any]:
+    """The next report of a worker, waiting; a worker that died without one is an error."""
+    while True:
+        try:
+            return results.get(timeout=0.5)
+        except queue.Empty:
+            dead = [w for w in workers if w.exitcode not in (None, 0)]
+            if dead:
+                raise WorkerError(
+                    f"{dead[0].name} died (exit code {dead[0].exitcode}) during a game"
+                ) from None
+
+
+def stop(workers: list, grace: float = 0.0) -> None:
+    """Ends the workers still running after ``grace`` seconds (SIGTERM, then SIGKILL after
+    :data:`STOP_WAIT`) and reaps all of them."""
+    for worker in workers:
+        if worker.pid is not None:
+            worker.join(grace)
+        if worker.is_alive():
+            worker.terminate()
+    for worker in workers:
+        if worker.pid is None:
+            continue
+        worker.join(STOP_WAIT)
+        if worker.is_alive():
+            print(f"{worker.name} did not stop in {STOP_WAIT:g} s: killed", file=sys.stderr)
+            worker.kill()
+            worker.join()
