@@ -32,6 +32,8 @@ def test_spec_options_reach_the_constructor() -> None:
     assert parse("uct-hard:iterations=9", iterations=7).iterations == 9  # the spec's own wins
     assert parse("puct:fpu=0.25,iterations=none,time_limit=1.5").time_limit == 1.5
     assert parse("random:seed=5").seed == 5
+    rave = parse("uct:rave=1000,reuse=false")  # a keyword UCT gained: an option at once
+    assert rave.options.rave == 1000.0 and rave.rule == "rave"
     assert specs.option_value("1e3") == 1000.0 and specs.option_value("None") is None
 
 
