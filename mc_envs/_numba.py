@@ -136,13 +136,24 @@ class Dispatcher(CPUDispatcher):
         return super().get_call_template(args, kws)
 
 
-def njit(fn: Callable[..., Any] | None = None, *, cache: bool = False, **options: Any) -> Any:
+def njit(
+    fn: Callable[..., Any] | None = None,
+    *,
+    cache: bool = False,
+    constants: bool = False,
+    **options: Any,
+) -> Any:
     """``numba.njit`` with :class:`Dispatcher`: the same options, one specialization per
-    argument types (constants count as their type)."""
+    argument types (constants count as their type).
+
+    ``constants=True`` keeps numba's own dispatcher for a hot kernel whose flag argument selects
+    code: each constant a compiled caller passes compiles a specialization with the branches it
+    rules out pruned (Morpion's ``_apply(..., track)``: its playouts 5% slower without)."""
 
     def wrap(py_func: Callable[..., Any]) -> Any:
         targetoptions = {"nopython": True, **options}
-        dispatcher = Dispatcher(py_func=py_func, locals={}, targetoptions=targetoptions)
+        kind = CPUDispatcher if constants else Dispatcher
+        dispatcher = kind(py_func=py_func, locals={}, targetoptions=targetoptions)
         if cache:
             dispatcher.enable_caching()
         return dispatcher

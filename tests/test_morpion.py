@@ -404,3 +404,28 @@ def test_malformed_files_named(tmp_path):
         verify_record(text)
     with pytest.raises(ValueError, match="outside the 12x12 grid"):
         verify_record(shipped_record("rosin178"), size=12)
+
+
+def test_apply_compiled_once_per_track_flag():
+    """_apply's ``track`` is a constant at each call (play: False, playout: True): it keeps one
+    specialisation per constant, its pruned branches the playouts' speed, while a kernel of the
+    default njit compiles once whatever constants its callers pass."""
+    from numba.core.registry import CPUDispatcher
+
+    from mc_envs._numba import Dispatcher, njit
+
+    assert type(rules._apply) is CPUDispatcher and type(rules.play) is Dispatcher
+
+    def flagged(x, on):
+        return x + 1 if on else x - 1
+
+    def callers(callee):
+        @njit
+        def both(x):
+            return callee(x, True) + callee(x, False)
+
+        return both
+
+    kept, merged = njit(constants=True)(flagged), njit(flagged)
+    assert callers(kept)(5) == callers(merged)(5) == 10
+    assert (len(kept.signatures), len(merged.signatures)) == (2, 1)

@@ -188,8 +188,8 @@ def _popcount(x):
 
 # A compiled kernel longer than 60 lines on purpose: it runs at every move of every playout, and
 # its scans of the new line's neighbourhood share the locals it computes; helpers would cost a
-# call and a specialisation each.
-@njit(cache=True, nogil=True)
+# call and a specialisation each. ``track`` is a constant at each call: one specialisation each.
+@njit(cache=True, nogil=True, constants=True)
 def _apply(state, action, rows, track):
     """Plays a legal action in place. ``track`` (a random playout, which plays to the end) keeps
     ``rows[y]``, the number of legal moves whose new dot is on row y, up to date instead of the row
