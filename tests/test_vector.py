@@ -168,7 +168,8 @@ def test_the_automatic_choice_is_tried_again_and_follows_the_faster_kind(monkeyp
 
     monkeypatch.setattr(threads, "Compiling", Compiling)
     monkeypatch.setattr(threads.time, "perf_counter", now)
-    monkeypatch.setattr(runner, "_run", lambda parallel, args: kinds.append(parallel))
+    monkeypatch.setattr(runner, "_serial", lambda *args: kinds.append(False))
+    monkeypatch.setattr(runner, "_parallel", lambda *args: kinds.append(True))
     assert runner.parallel is None
     for _ in range(5):  # serial steps while the parallel entry point compiles; no trial
         runner(STEP, None, None, (), (), ())

@@ -1,5 +1,5 @@
-"""What a :class:`~mc_envs.vector.PlanningVectorEnv` takes, checked: its kwargs and reset
-options, each refused with an error that names it."""
+"""What a :class:`~mc_envs.vector.PlanningVectorEnv` takes, checked: its kwargs, reset
+options and step actions, each refused with an error that names it."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs.core import PlanningEnv
+from mc_envs.core import IllegalActionError, PlanningEnv
 from mc_envs.vector.compiled import NO_OPPONENT, RANDOM_OPPONENT
+
+_INT64 = np.dtype(np.int64)
 
 
 def unbound(space: Any) -> Any:
@@ -67,3 +69,43 @@ def reset_mask(mask: Any, n: int) -> np.ndarray:
     if not mask.any():
         raise ValueError("options['reset_mask'] must select at least one sub-env")
     return mask
+
+
+def checked_actions(actions: Any, autoreset: np.ndarray, size: int) -> np.ndarray:
+    """A step's actions as a writable int64 array of N in range (``autoreset`` has N flags):
+    booleans and whole floats as integers, and a resetting sub-env's value ignored (clipped).
+
+    Raises:
+        IllegalActionError: not N integers of the action space ``0..size - 1``, naming the
+            sub-env and the value.
+    """
+    n = autoreset.shape[0]
+    acts = np.asarray(actions)
+    if acts.shape != (n,):
+        raise IllegalActionError(
+            actions,
+            f"expected an array of {n} actions (one per sub-env), got shape {acts.shape}",
+        )
+    if acts.dtype is _INT64:  # one pass for both bounds: a negative read unsigned is >= 2**63
+        within = acts.view(np.uint64).max() < size
+    else:
+        within = acts.dtype.kind in "iu" and acts.min() >= 0 and acts.max() < size
+    if within:
+        acts = np.ascontiguousarray(acts, dtype=np.int64)  # the usual case: all in range
+        return acts if acts.flags.writeable else acts.copy()  # (a read-only one: a new type)
+    if acts.dtype.kind == "b":  # as the single env and SyncVectorEnv: False is 0, True is 1
+        acts = acts.astype(np.int64)
+    elif acts.dtype.kind == "f":
+        whole = np.isfinite(acts) & (acts == np.round(acts))
+        if not whole.all():
+            i = int(np.flatnonzero(~whole)[0])
+            raise IllegalActionError(acts[i], f"sub-env {i}: not an integer action")
+    elif acts.dtype.kind not in "iu":
+        raise IllegalActionError(
+            actions, f"actions must be integers, got an array of dtype {acts.dtype}"
+        )
+    out = ((acts < 0) | (acts >= size)) & ~autoreset  # resetting sub-envs ignore theirs
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise IllegalActionError(acts[i], f"sub-env {i}: outside the action space 0..{size - 1}")
+    return np.ascontiguousarray(np.clip(acts, 0, size - 1), dtype=np.int64)

@@ -14,7 +14,7 @@ from gymnasium.vector.utils import batch_space
 from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
 from mc_envs.kernel import CAP_INFO
 from mc_envs.state import frozen_copy
-from mc_envs.vector.args import opponent_kind, reset_mask, step_limit, unbound
+from mc_envs.vector.args import checked_actions, opponent_kind, reset_mask, step_limit, unbound
 from mc_envs.vector.compiled import (
     DERIVED,
     RANDOM_OPPONENT,
@@ -111,6 +111,7 @@ class PlanningVectorEnv(VectorEnv):
         kernel = proto.kernel
         self._run = Runner(kernel, n, threads, self._opponent)
         self._two_player = kernel.player is not None
+        self._capped = kernel.truncated is not None  # else Buffers.cut stays False
         start = proto._start_state()
         self._use_template = start is not None
         self._template = np.array(start if start is not None else proto._state, copy=True)
@@ -125,6 +126,7 @@ class PlanningVectorEnv(VectorEnv):
         self._elapsed = np.zeros(n, np.int64)  # steps in the episode, for max_episode_steps
         self._seeds: list[int | None] = [None] * n
         self._rngs: list[np.random.Generator | None] = [None] * n
+        self._configs: dict[tuple[bool, float], Config] = {}
         self._reset_called = False
         self.closed = False
 
@@ -146,7 +148,11 @@ class PlanningVectorEnv(VectorEnv):
 
     def _config(self, template: bool) -> Config:
         reward = float(self.proto.illegal_reward)
-        return Config(self._template, template, reward, self._agent_player)
+        config = self._configs.get((template, reward))
+        if config is None:  # made once: a step's Python work counts at N = 1,024 (~50 us a step)
+            config = Config(self._template, template, reward, self._agent_player)
+            self._configs[template, reward] = config
+        return config
 
     @property
     def parallel(self) -> bool | None:
@@ -259,10 +265,11 @@ class PlanningVectorEnv(VectorEnv):
             raise RuntimeError("step() before reset(): call reset() first")
         b = self._buffers
         autoreset = b.autoreset
-        acts = self._checked(actions, autoreset)
+        acts = checked_actions(actions, autoreset, int(cast(Discrete, self.single_action_space).n))
         if self.proto.illegal_action == "raise":
             self._raise_illegal(acts, autoreset)
-        if not self._use_template and autoreset.any():
+        # np.count_nonzero, not .any(): 0.4 us against 1.4 on 1,024 flags, and a step is ~50 us
+        if not self._use_template and np.count_nonzero(autoreset):
             self._draw_starts(autoreset, None)
         if self.copy:  # arrays no one holds; the step writes its outputs into them
             obs, masks = _free(self._pool_obs, b.obs), _free(self._pool_masks, b.masks)
@@ -276,10 +283,12 @@ class PlanningVectorEnv(VectorEnv):
             self._count_steps(resetting, limit)
         if self._opponent == RANDOM_OPPONENT:
             spent = b.seed_next >= SEED_BLOCK
-            if spent.any():
+            if np.count_nonzero(spent):
                 self._draw_seeds(spent)
-        info = self._info(masks, acts if b.illegal.any() else None)
-        if b.cut.any():  # the game's move cap (Kernel.truncated), as the single env's info
+        info = self._info(masks, acts if np.count_nonzero(b.illegal) else None)
+        if not self._capped:
+            return obs, b.rewards.copy(), b.terminated.copy(), self._truncated.copy(), info
+        if np.count_nonzero(b.cut):  # the game's move cap (Kernel.truncated), as the single env
             info[CAP_INFO], info["_" + CAP_INFO] = b.cut.copy(), b.cut.copy()
         truncated = self._truncated | b.cut
         return obs, b.rewards.copy(), b.terminated.copy(), truncated, info
@@ -292,36 +301,6 @@ class PlanningVectorEnv(VectorEnv):
         elapsed[resetting] = 0  # this step reset them: a new episode, no step taken yet
         np.greater_equal(elapsed, limit, out=truncated)
         np.logical_or(self._buffers.autoreset, truncated, out=self._buffers.autoreset)
-
-    def _checked(self, actions: Any, autoreset: np.ndarray) -> np.ndarray:
-        n, size = self.num_envs, int(cast(Discrete, self.single_action_space).n)
-        acts = np.asarray(actions)
-        if acts.shape != (n,):
-            raise IllegalActionError(
-                actions,
-                f"expected an array of {n} actions (one per sub-env), got shape {acts.shape}",
-            )
-        if acts.dtype.kind in "iu" and acts.min() >= 0 and acts.max() < size:
-            acts = np.ascontiguousarray(acts, dtype=np.int64)  # the usual case: all in range
-            return acts if acts.flags.writeable else acts.copy()  # (a read-only one: a new type)
-        if acts.dtype.kind == "b":  # as the single env and SyncVectorEnv: False is 0, True is 1
-            acts = acts.astype(np.int64)
-        elif acts.dtype.kind == "f":
-            whole = np.isfinite(acts) & (acts == np.round(acts))
-            if not whole.all():
-                i = int(np.flatnonzero(~whole)[0])
-                raise IllegalActionError(acts[i], f"sub-env {i}: not an integer action")
-        elif acts.dtype.kind not in "iu":
-            raise IllegalActionError(
-                actions, f"actions must be integers, got an array of dtype {acts.dtype}"
-            )
-        out = ((acts < 0) | (acts >= size)) & ~autoreset  # resetting sub-envs ignore theirs
-        if out.any():
-            i = int(np.flatnonzero(out)[0])
-            raise IllegalActionError(
-                acts[i], f"sub-env {i}: outside the action space 0..{size - 1}"
-            )
-        return np.ascontiguousarray(np.clip(acts, 0, size - 1), dtype=np.int64)
 
     def _raise_illegal(self, acts: np.ndarray, autoreset: np.ndarray) -> None:
         b = self._buffers
