@@ -241,3 +241,43 @@ def test_ctrl_c_ends_workers_and_engines_and_keeps_the_record(tmp_path: Path) ->
     assert 1 <= len(games_of(tmp_path)) < 12  # stopped in the middle
     assert subprocess.run([*args, "--resume"], capture_output=True, timeout=600).returncode == 0
     assert len(games_of(tmp_path)) == 12
+
+
+def test_a_killed_match_takes_its_workers_and_engines_with_it(tmp_path: Path) -> None:
+    if not os.access(GNUGO, os.X_OK):
+        pytest.fail(f"{GNUGO} is missing: apt-get install gnugo (GNU Go 3.8, Debian's package)")
+    args = [sys.executable, "-m", "mc_envs.cli", *BASE[:2], "uct:iterations=20", GNUGO_SPEC,
+            *BASE[4:], "--games", "400", "--jobs", "2", "--sgf-dir", str(tmp_path)]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        state = tmp_path / arena_state.STATE_NAME
+        while not (state.exists() and engines()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers = [pid for pid in alive() if parent_of(pid) == proc.pid]
+        assert engines() and len(workers) >= 2  # two workers (and the resource tracker)
+        proc.kill()
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 60
+        while (engines() or set(workers) & alive()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        proc.kill()
+    assert engines() == [] and not set(workers) & alive()
+    assert arena_state.load(state)[1]  # whole: the last rename or the one before
+
+
+def alive() -> set[int]:
+    """Running processes (zombies left out: a reaped-later orphan is not running)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            if stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                found.add(int(stat.parent.name))
+    return found
+
+
+def parent_of(pid: int) -> int:
+    with contextlib.suppress(OSError, IndexError):
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return -1

@@ -3,20 +3,26 @@
 Each worker is a fresh (``spawn``) process that takes game indices from a queue and plays them
 with a picklable ``play(index) -> entry`` (a module-level function or a ``functools.partial`` of
 one); the entries come back to the parent, which alone writes the match record. Workers ignore
-SIGINT: on Ctrl-C, an error in a game, or any exception in the parent, the parent ends every
-worker with SIGTERM (then SIGKILL after a wait), and a worker ends on SIGTERM by unwinding its
-game, so its GTP engines are closed (a killed worker's engines see their input end and quit).
+SIGINT: on Ctrl-C, SIGTERM, an error in a game, or any exception in the parent, the parent ends
+every worker with SIGTERM (then SIGKILL after a wait), and a worker ends on SIGTERM by unwinding
+its game, so its GTP engines are closed (a killed worker's engines see their input end and quit).
+A parent killed outright (SIGKILL) takes its workers with it on Linux (``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import multiprocessing as mp
+import os
 import queue
 import signal
 import sys
+import threading
 from collections.abc import Callable, Generator
 from typing import Any
 
+PR_SET_PDEATHSIG = 1  # prctl(2)
 STOP_WAIT = 10.0  # seconds a worker has to unwind after SIGTERM before SIGKILL
 
 
@@ -28,10 +34,21 @@ def _terminated(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
-def _work(play: Callable[[int], dict], tasks: Any, results: Any) -> None:
+def _orphan_ends(parent: int) -> None:
+    """SIGTERM to this worker when its parent dies, even by SIGKILL (Linux's
+    ``PR_SET_PDEATHSIG``; elsewhere the worker ends after its game, when no task comes)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it died before that
+        raise SystemExit(0)
+
+
+def _work(play: Callable[[int], dict], tasks: Any, results: Any, parent: int) -> None:
     """A worker's loop: plays the indices of ``tasks`` until a None, reporting to ``results``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminated)
+    _orphan_ends(parent)
     while (index := tasks.get()) is not None:
         try:
             results.put(("done", index, play(index)))
@@ -57,10 +74,14 @@ def play_in_workers(
     for index in [*indices, *[None] * n]:
         tasks.put(index)
     workers = [
-        ctx.Process(target=_work, args=(play, tasks, results), name=f"arena-worker-{i + 1}")
+        ctx.Process(
+            target=_work, args=(play, tasks, results, os.getpid()), name=f"arena-worker-{i + 1}"
+        )
         for i in range(n)
     ]
     finished = False
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGTERM, _terminated) if main else None  # unwinds to `finally`
     try:
         for worker in workers:
             worker.start()
@@ -72,6 +93,8 @@ def play_in_workers(
         finished = True
     finally:
         stop(workers, grace=STOP_WAIT if finished else 0.0)
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
         for q in (tasks, results):
             q.cancel_join_thread()  # what is left unread must not hold up the exit
             q.close()
