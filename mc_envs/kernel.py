@@ -148,15 +148,21 @@ class _Global(NamedTuple):
 
 
 def _by_name(value: Any) -> Any:
+    if isinstance(value, dict):  # priors, knowledge: each function by name too
+        return {key: _by_name(v) for key, v in value.items()}
     module, name = getattr(value, "__module__", None), getattr(value, "__name__", None)
     if module and name and getattr(sys.modules.get(module), name, None) is value:
         return _Global(module, name)
     return value
 
 
+def _global(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _global(v) for key, v in value.items()}
+    if isinstance(value, _Global):
+        return getattr(importlib.import_module(value.module), value.name)
+    return value
+
+
 def _rebuild(items: tuple) -> Kernel:
-    values = {
-        key: getattr(importlib.import_module(v.module), v.name) if isinstance(v, _Global) else v
-        for key, v in items
-    }
-    return Kernel(**values)
+    return Kernel(**{key: _global(v) for key, v in items})

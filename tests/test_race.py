@@ -3,6 +3,8 @@
 import json
 import pickle
 import re
+import subprocess
+import sys
 
 import gymnasium as gym
 import numpy as np
@@ -110,6 +112,21 @@ def test_a_kernel_pickles_its_module_functions_by_name():
     assert back.selections.keys() == kernel.selections.keys()
     ttt = gym.make("mc_envs/TicTacToe-v0").unwrapped.kernel  # its playout is not a module global
     assert pickle.loads(pickle.dumps(ttt)).playout.py_func.__name__ == ttt.playout.py_func.__name__
+    # The named tables too (priors, knowledge): in another process, a function pickled by value
+    # is a new dispatcher, without numba's cache.
+    go = gym.make("mc_envs/Go-v0", size=9).unwrapped.kernel
+    c4 = gym.make("mc_envs/ConnectFour-v0").unwrapped.kernel
+    code = (
+        "import pickle, sys; from mc_envs.games import connect_four, go_policy; "
+        "go, c4 = pickle.loads(sys.stdin.buffer.read()); "
+        "assert go.knowledge['mogo'] is go_policy.mogo_knowledge, go.knowledge; "
+        "assert c4.knowledge['tactics'] is connect_four.tactics, c4.knowledge; "
+        "assert c4.priors['c4heuristic'] is connect_four.heuristic_prior, c4.priors"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", code], input=pickle.dumps((go, c4)), capture_output=True, timeout=120
+    )
+    assert child.returncode == 0, child.stderr.decode()[-2000:]
 
 
 def test_solve_races_the_games_policies(tmp_path, capsys):
