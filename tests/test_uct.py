@@ -9,6 +9,7 @@ import pytest
 import mc_envs  # noqa: F401
 from mc_envs.agents import UCT
 from mc_envs.agents.mcts.presets import PRESETS
+from mc_envs.agents.mcts.tree import ROOT, Tree
 
 
 def make(env_id: str, **kwargs):
@@ -63,6 +64,30 @@ def test_tree_reuse_continues_from_the_subtree() -> None:
     assert result.root_visits.sum() > 10  # statistics carried over from the previous search
     fresh = UCT(iterations=10, seed=0, reuse=False).search(env)
     assert fresh.root_visits.sum() <= 10
+
+
+@pytest.mark.parametrize("options", [{}, {"rave": 200.0, "knowledge": "tactics"}])
+def test_a_kept_subtree_searches_as_it_would_in_the_whole_tree(monkeypatch, options) -> None:
+    """set_root keeps only the subtree reached (renumbered): the next search gives the same
+    statistics as one that continues in the whole tree (the root moved, nothing dropped)."""
+
+    def play_on(agent: UCT) -> tuple:
+        env = make("mc_envs/ConnectFour-v0")
+        first = agent.search(env, iterations=3000)
+        env.step(first.actions[0])
+        env.step(first.actions[1])
+        result = agent.search(env, iterations=500)
+        return result.root_actions, result.root_visits, result.root_values, agent._tree.size
+
+    actions, visits, values, kept = play_on(UCT(seed=3, **options))
+    monkeypatch.setattr(
+        Tree, "set_root", lambda tree, node: tree.arrays.used.__setitem__(ROOT, node)
+    )
+    actions2, visits2, values2, whole = play_on(UCT(seed=3, **options))
+    assert visits.sum() > 500  # the kept subtree's visits are there
+    assert (actions == actions2).all() and (visits == visits2).all()
+    assert np.allclose(values, values2, equal_nan=True)
+    assert kept < whole - 1000  # what the first search spent on other moves is gone
 
 
 def test_time_budget_and_presets() -> None:

@@ -247,8 +247,19 @@ class Tree:
         return int(self.arrays.used[ROOT])
 
     def set_root(self, node: int) -> None:
-        """Continues the search from ``node`` (a node of the tree, reached by play)."""
-        self.arrays.used[ROOT] = node
+        """Continues the search from ``node`` (a node of the tree, reached by play), keeping
+        only its subtree: the rest of the tree can no longer be reached, and a tree kept move
+        after move would otherwise fill its memory cap with it."""
+        t = self.arrays
+        order = np.empty(int(t.used[NODES]), np.int64)
+        nodes, edges = subtree(t, node, order)
+        kept = empty_arrays(
+            max(1024, 2 * nodes),
+            max(2 * edges, 2 * self.max_actions),
+            edge_columns=t.edge_priors.shape[1],
+        )
+        copy_subtree(t, order, nodes, kept)
+        self.arrays = kept
 
     def mean_value(self, node: int) -> float:
         """The mean value of a visited node for its mover."""
@@ -310,6 +321,58 @@ class Tree:
                 return pv
             pv.append(step[0])
             node = step[1]
+
+
+@njit(cache=True, nogil=True)
+def subtree(t, node, order):
+    """Writes the nodes of the subtree below ``node`` into ``order``, breadth first from
+    ``node``; returns (their number, their edges' number)."""
+    order[0] = node
+    head, tail, edges = 0, 1, 0
+    while head < tail:
+        x = order[head]
+        head += 1
+        n = t.nodes[x, NUM_EDGES]
+        if n > 0:
+            edges += n
+            e0 = t.nodes[x, FIRST_EDGE]
+            for k in range(n):
+                child = t.edges[e0 + k, CHILD]
+                if child != NO_CHILD:
+                    order[tail] = child
+                    tail += 1
+    return tail, edges
+
+
+@njit(cache=True, nogil=True)
+def copy_subtree(t, order, count, out):
+    """Copies the ``count`` nodes of ``order`` (:func:`subtree`'s) into the empty tree ``out``,
+    numbered in that order (the root 0), with their edges; ``out`` has room for them."""
+    new = np.full(t.nodes.shape[0], -1, np.int64)
+    for i in range(count):
+        new[order[i]] = i
+    e = 0
+    for i in range(count):
+        x = order[i]
+        out.nodes[i, :] = t.nodes[x, :]
+        out.stats[i, :] = t.stats[x, :]
+        out.nodes[i, PARENT] = NO_PARENT if i == 0 else new[t.nodes[x, PARENT]]
+        n = t.nodes[x, NUM_EDGES]
+        if t.nodes[x, FIRST_EDGE] != NO_EDGE:
+            out.nodes[i, FIRST_EDGE] = e
+        if n > 0:
+            e0 = t.nodes[x, FIRST_EDGE]
+            for k in range(n):
+                out.edges[e + k, :] = t.edges[e0 + k, :]
+                out.edge_priors[e + k, :] = t.edge_priors[e0 + k, :]
+                child = t.edges[e0 + k, CHILD]
+                if child != NO_CHILD:
+                    out.edges[e + k, CHILD] = new[child]
+            e += n
+    out.used[NODES] = count
+    out.used[EDGES] = e
+    out.used[ROOT] = 0
+    out.norm[:] = t.norm[:]
 
 
 def _resized(a: np.ndarray, n: int) -> np.ndarray:
