@@ -100,7 +100,9 @@ def play(arm: Arm, jobs: int, deadline: float) -> bool:
     try:
         child.wait(timeout=left)
     except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGINT)  # the arena stops its games and keeps the record
+        # The arena ends its games and keeps its record on SIGTERM (SIGINT may be ignored: a
+        # process started in the background inherits that).
+        os.killpg(child.pid, signal.SIGTERM)
         try:
             child.wait(timeout=60)
         except subprocess.TimeoutExpired:
@@ -111,6 +113,8 @@ def play(arm: Arm, jobs: int, deadline: float) -> bool:
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
+    if child.returncode in (130, 143, -signal.SIGTERM):  # stopped from outside: kept, resumable
+        return False
     if child.returncode != 0:
         raise SystemExit(f"{arm.name}: the arena exited with {child.returncode}")
     return _games_done(folder) >= arm.games
@@ -170,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     deadline = time.time() + 3600 * args.hours
     for name in args.arms:
         if not play(BY_NAME[name], args.jobs, deadline):
-            print(f"{name}: stopped at the time limit; run again to go on", flush=True)
+            print(f"{name}: stopped before its last game; run again to go on", flush=True)
             break
     if args.table:
         found = rows()
