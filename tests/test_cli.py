@@ -320,6 +320,15 @@ def test_warmup_readies_every_registered_env(capsys):
         assert f"{env_id}: ready in" in out
 
 
+def test_warmup_compiles_the_named_agents_made_for_a_game():
+    from mc_envs.agents.warmup.work import entries, run_entry
+
+    go = [e for e in entries(1, ["mc_envs/Go-v0"]) if e.kind == "uct-go"]
+    assert [e.name for e in go] == ["Go-v0 uct-go"]
+    run_entry(go[0], {})  # the preset's search (MoGo's playouts, RAVE, knowledge) runs
+    assert not [e for e in entries(1, ["mc_envs/ConnectFour-v0"]) if e.kind == "uct-go"]
+
+
 def test_solve_with_nrpa_variants_names_them_in_the_record_and_warm_starts(tmp_path):
     first, second = tmp_path / "a.json", tmp_path / "b.json"
     args = ["solve", "samegame", "--position", "5", "--algo", "nrpa", "--level", "1", "--quiet"]

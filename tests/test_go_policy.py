@@ -304,3 +304,17 @@ def test_the_policy_benchmark_reports_every_policy_and_the_ratios(tmp_path, caps
         0 <= score <= 1 and score * 40 == round(score * 40) for score in report["duels"].values()
     )
     assert "mogo_over_random" in capsys.readouterr().out
+
+
+def test_the_uct_go_preset_takes_four_stones_in_atari() -> None:
+    """The shipped preset (MoGo's playouts, RAVE, priors, the tree kept) at a small budget: Black
+    captures the four White stones whose last liberty is E8."""
+    from mc_envs.agents.specs import known, parse
+
+    assert "uct-go" in known()
+    rows = [EMPTY_ROW, ".XXX.....", "XOOOOX...", ".XXXX....", *[EMPTY_ROW] * 5]
+    env = env_at("  ".join(rows), 0)
+    agent = parse("uct-go:iterations=500", seed=0)
+    params = agent.params
+    assert (params["policy"], params["knowledge"], params["reuse"]) == ("mogo", "mogo", True)
+    assert go_text.vertex(9, agent.act(env)) == "E8"

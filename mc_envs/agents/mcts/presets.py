@@ -22,7 +22,22 @@ PRESETS: dict[str, int] = {
 # ``UCT(**SPEC_PRESETS["uct-go"])`` (the key is the whole spec: ``"uct-<name>"`` or
 # ``"puct-<name>"``). A new one is a line here; ``known()``, the opponents registry and
 # ``mc-envs arena`` pick it up, and ``"uct-go:rave=500"`` overrides one of its keywords.
-SPEC_PRESETS: dict[str, dict[str, Any]] = {}
+SPEC_PRESETS: dict[str, dict[str, Any]] = {
+    # Go (issue 43's ladder): MoGo's playouts, RAVE with Gelly and Silver's hand schedule and no
+    # UCB term (as MoGo), their heuristic prior, the tree kept between moves. 50,000 playouts a
+    # move, at most 10 s: about 2.5 s a move on one core of a 2-core machine at 9x9, so that two
+    # games (each side one core) run at a time; the same seed gives the same games wherever the
+    # playouts, not the clock, end the search. On 13x13 and 19x19 the clock ends it.
+    "uct-go": {
+        "policy": "mogo",
+        "rave": 1000.0,
+        "c": 0.0,
+        "knowledge": "mogo",
+        "reuse": True,
+        "iterations": 50_000,
+        "time_limit": 10.0,
+    },
+}
 
 
 def preset_iterations(name: str) -> int:

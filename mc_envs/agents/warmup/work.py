@@ -11,7 +11,8 @@ from typing import Any, NamedTuple
 
 class Entry(NamedTuple):
     """One piece of warm-up work: ``kind`` (``env``, ``nmcs``, ``nrpa``, ``uct``, ``puct``,
-    ``search_batch``, ``vector``) on ``env_id``, with ``arg`` (a level, a thread count)."""
+    ``search_batch``, ``vector``, or a named agent of :data:`GAME_PRESETS`) on ``env_id``, with
+    ``arg`` (a level, a thread count)."""
 
     env_id: str
     kind: str
@@ -35,6 +36,11 @@ class Done(NamedTuple):
     error: str | None = None
 
 
+# The named agents (:data:`mc_envs.agents.mcts.presets.SPEC_PRESETS`) made for one game, whose
+# searches compile their own variant (a playout policy, RAVE, knowledge).
+GAME_PRESETS = {"mc_envs/Go-v0": ["uct-go"]}
+
+
 def entries(levels: int, env_ids: list[str] | None = None) -> list[Entry]:
     """The warm-up's work for ``env_ids`` (default: every registered id), an env's entries
     together: its single env first (its kernels), then the searches, then its vector env."""
@@ -48,6 +54,7 @@ def entries(levels: int, env_ids: list[str] | None = None) -> list[Entry]:
             out += [Entry(env_id, "nmcs", level) for level in range(levels + 1)]
             out += [Entry(env_id, "nrpa", level) for level in range(1, levels + 1)]
         out += [Entry(env_id, "uct"), Entry(env_id, "puct")]
+        out += [Entry(env_id, name) for name in GAME_PRESETS.get(env_id, [])]
         out += [Entry(env_id, "vector", 1), Entry(env_id, "vector", 2)]
         out.append(Entry(env_id, "search_batch"))
     return out
@@ -75,6 +82,10 @@ def run_entry(entry: Entry, envs: dict[str, Any]) -> None:
         NRPA(level=entry.arg).search(env, playouts=1)
     elif entry.kind in ("uct", "puct"):
         (UCT if entry.kind == "uct" else PUCT)().search(env, iterations=2)
+    elif entry.kind in GAME_PRESETS.get(entry.env_id, []):
+        from mc_envs.agents.specs import parse
+
+        parse(entry.kind).search(env, iterations=2)
     else:
         threads = entry.arg if entry.kind == "vector" else 1
         vec: Any = gym.make_vec(entry.env_id, num_envs=2, threads=threads)  # mc_envs.vector
