@@ -1,8 +1,8 @@
 """The one runner of every search: control block, budgets, pauses, checkpoints, the result.
 
 An algorithm supplies a *program* (:class:`Program`): its arrays, its compiled and generic entry
-points, and what its checkpoint holds. :meth:`Runner.run` does the rest, the same way for every
-search:
+points, and what its checkpoint holds. :func:`run` (``run(program, env, budget)``, the one way to
+run a search) does the rest, the same way for every search:
 
 - the control block shared with the compiled code (:class:`mc_envs.agents.base.Slot`), and the
   :class:`~mc_envs.agents.ops.Shared` record of the best sequence;
@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -40,7 +42,7 @@ from mc_envs.agents.ops import EnvStates, Game, Shared, compiled_states, move_bo
 
 
 class Program(Protocol):
-    """Everything a search gives :meth:`Runner.run`, declared (the runner never probes for more).
+    """Everything a search gives :func:`run`, declared (the runner never probes for more).
 
     Attributes:
         algo: the algorithm's name in checkpoints (``"nmcs"``, ``"nrpa"``, ``"tree"``).
@@ -115,7 +117,8 @@ class Runs(NamedTuple):
 
 
 class Runner:
-    """Runs one search of a program over an env.
+    """The state of one search of a program over an env (:func:`run` makes and drives it; a
+    program reads its control block, best-sequence record and state store).
 
     Args:
         env: the env searched (``env.unwrapped`` is used, and left as it was).
@@ -213,19 +216,10 @@ class Runner:
 
     # -- running ----------------------------------------------------------------------------------
 
-    def run(
-        self,
-        program: Program,
-        *,
-        checkpoint: str | None = None,
-        resume: bool = False,
-        checkpoint_every: float = 5.0,
+    def _run(
+        self, program: Program, checkpoint: str | None, resume: bool, checkpoint_every: float
     ) -> tuple[StopReason, float]:
-        """Runs the program under the budget; returns (why it stopped, seconds).
-
-        Raises:
-            ValueError: ``resume`` without ``checkpoint``, or a checkpoint that does not match.
-        """
+        """Runs the program under the budget (see :func:`run`); returns (why it stopped, seconds)."""
         from mc_envs.agents.checkpoint import read_checkpoint, write_checkpoint
 
         if resume:
@@ -334,3 +328,59 @@ class Runner:
             stopped=why,
             **fields,
         )
+
+
+P = TypeVar("P", bound=Program)
+
+
+@dataclass(frozen=True)
+class Ran(Generic[P]):
+    """A search that :func:`run` has run.
+
+    Attributes:
+        program: the program it ran (its arrays hold what the search left).
+        runner: its runner (control block, best sequence).
+        why: why it stopped.
+        seconds: how long this call searched.
+    """
+
+    program: P
+    runner: Runner
+    why: StopReason
+    seconds: float
+
+    def result(self, answer: tuple[float, list[int]] | None = None, **fields: Any) -> SearchResult:
+        """The search's result (see :meth:`Runner.result`)."""
+        return self.runner.result(self.why, self.seconds, answer, **fields)
+
+
+def run(
+    program: Callable[[Any, Runner], P],
+    env: Any,
+    budget: Budget,
+    *,
+    runs: Runs | None = None,
+    checkpoint: str | None = None,
+    resume: bool = False,
+    checkpoint_every: float = 5.0,
+) -> Ran[P]:
+    """Runs one search of ``env`` under ``budget``: the one way every agent searches.
+
+    Args:
+        program: makes the search's program for ``env`` and the runner that drives it (an
+            agent's ``program`` method).
+        env: the env searched from its current state (left as it was).
+        budget: what ends the search.
+        runs: how complete runs end it (:class:`Runs`; default: no limit, no ``max_score``).
+        checkpoint: a JSON file where the search is saved every ``checkpoint_every`` seconds
+            and at the end.
+        resume: continue the search saved in ``checkpoint``.
+        checkpoint_every: seconds between two saves.
+
+    Raises:
+        ValueError: ``resume`` without ``checkpoint``, or a checkpoint that does not match.
+    """
+    runner = Runner(env, budget, runs)
+    made = program(env, runner)
+    why, seconds = runner._run(made, checkpoint, resume, checkpoint_every)
+    return Ran(made, runner, why, seconds)

@@ -41,7 +41,7 @@ from mc_envs.agents.mcts.selection import Settings
 from mc_envs.agents.mcts.tree import MAX_TREE_BYTES, NARROW, WIDE, Tree, mix_noise
 from mc_envs.agents.ops import move_bound
 from mc_envs.agents.parallel.root import ParallelAgent, root_search, solo
-from mc_envs.agents.runner import Runner, Runs
+from mc_envs.agents.runner import Runner, Runs, run
 from mc_envs.rng import rng_state
 
 DEFAULT_ITERATIONS = 1000
@@ -199,19 +199,20 @@ class TreeAgent(ParallelAgent):
         tree = self._root_tree(base, path)
         if not path.fast:
             base.restore_state(path.root)  # matching the tree moved the env
-        runner = Runner(
-            env, self._own_budget(budget), Runs(max_score=getattr(base, "max_score", None))
-        )
-        if path.two_player:
-            # The runner applies time limits once a result exists; a two-player search always has
-            # one (the move with most visits), so mark it as present from the start.
-            runner.best.score[0] = 0.0
-        program = _Program(self, runner, path, tree, self._scratch(base, tree, path.two_player))
-        why, seconds = runner.run(program)
+
+        def program(env: Any, runner: Runner) -> _Program:
+            if path.two_player:
+                # The runner applies time limits once a result exists; a two-player search always
+                # has one (the move with most visits), so mark it as present from the start.
+                runner.best.score[0] = 0.0
+            return _Program(self, runner, path, tree, self._scratch(base, tree, path.two_player))
+
+        runs = Runs(max_score=getattr(base, "max_score", None))
+        ran = run(program, env, self._own_budget(budget), runs=runs)
         self._searches += 1
         if not self.reuse:
             self._tree = None
-        return self._result(base, runner, tree, path.two_player, why, seconds)
+        return self._result(base, ran.runner, tree, path.two_player, ran.why, ran.seconds)
 
     def _own_budget(self, budget: Budget) -> Budget:
         """The call's budget, or with none the agent's own (else ``DEFAULT_ITERATIONS``)."""

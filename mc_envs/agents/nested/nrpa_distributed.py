@@ -16,7 +16,7 @@ from mc_envs.agents.nested.nrpa_core import clear_policy
 from mc_envs.agents.parallel.master import Master
 from mc_envs.agents.parallel.root import solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT
-from mc_envs.agents.runner import Runner, Runs
+from mc_envs.agents.runner import Runner, Runs, run
 
 
 class _PolicySearch(Searcher):
@@ -36,18 +36,23 @@ class _PolicySearch(Searcher):
         """One complete level-(L-1) run (whatever ``budget.iterations`` says) from the weights."""
         level = self.agent.level
         budget = Budget(budget.time, budget.playouts, 1, budget.callback)
-        runner = Runner(env, budget, Runs.nested(env, budget))  # one run; max_score honoured
-        program = self.agent.program(env, runner)
-        s = program.s
-        s.set_policy(level, {"index": self.index, "weight": self.weight})
-        s.a.active[level + 1] = 1  # a run under way: it starts from these weights, not from zero
-        why, seconds = runner.run(program)
-        result = runner.result(why, seconds)
-        if runner.control[Slot.RUNS] > 0:
-            n = int(s.a.lens[level + 1])
-            result.score = float(s.a.scores[level + 1])
-            result.actions = s.a.seqs[level + 1, :n].tolist()
+        ran = run(self._program, env, budget, runs=Runs.nested(env, budget))  # max_score honoured
+        result = ran.result()
+        if ran.runner.control[Slot.RUNS] > 0:
+            a = ran.program.s.a
+            n = int(a.lens[level + 1])
+            result.score = float(a.scores[level + 1])
+            result.actions = a.seqs[level + 1, :n].tolist()
         return result
+
+    def _program(self, env: Any, runner: Runner) -> Any:
+        """The level-(L-1) program, its policy set to the weights and a run under way (it
+        starts from these weights, not from zero)."""
+        program = self.agent.program(env, runner)
+        level, s = self.agent.level, program.s
+        s.set_policy(level, {"index": self.index, "weight": self.weight})
+        s.a.active[level + 1] = 1
+        return program
 
 
 def distributed_search(agent: Any, env: Any, budget: Budget) -> SearchResult:

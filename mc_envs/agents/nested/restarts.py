@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from mc_envs.agents.base import Budget, SearchResult
 from mc_envs.agents.parallel.root import ParallelAgent
-from mc_envs.agents.runner import Program, Runner, Runs
+from mc_envs.agents.runner import Program, Runner, Runs, run
 
 
 class NestedProgram(Program, Protocol):
@@ -55,9 +55,13 @@ class NestedAgent(ParallelAgent):
                 (playouts, runs), the time limit from now.
             checkpoint_every: seconds between two saves.
         """
-        runner = Runner(env, budget, Runs.nested(env, budget))
-        program = self.program(env, runner)
-        why, seconds = runner.run(
-            program, checkpoint=checkpoint, resume=resume, checkpoint_every=checkpoint_every
+        ran = run(
+            self.program,
+            env,
+            budget,
+            runs=Runs.nested(env, budget),
+            checkpoint=checkpoint,
+            resume=resume,
+            checkpoint_every=checkpoint_every,
         )
-        return program.result(why, seconds)
+        return ran.program.result(ran.why, ran.seconds)
