@@ -90,7 +90,7 @@ def round_cost(workers: int, backend: str, address: str | None, rounds: int) -> 
             start = time.perf_counter()
             results = loop.run([(task, {"playouts": 1})] * workers)
             wall = time.perf_counter() - start
-            overheads.append(wall - max(r["seconds"] for r in results))
+            overheads.append(wall - max(r.seconds for r in results))
             size = max(size, len(pickle.dumps(results[0])))
     finally:
         pool.close()

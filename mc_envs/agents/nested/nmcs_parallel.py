@@ -15,6 +15,7 @@ from typing import Any
 
 from mc_envs.agents.base import NEG_INF, Budget, Callback, Progress, SearchResult
 from mc_envs.agents.parallel.master import Master
+from mc_envs.agents.parallel.pools import Task
 from mc_envs.agents.parallel.root import solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT
 from mc_envs.rng import plain_rng_below, plain_rng_state
@@ -119,20 +120,22 @@ def _one_run(m: Master, base: Any, rng: Any) -> list[int]:
             break
         share = m.share(len(legal))
         batch = [
-            (_MoveSearch(agent, worker_seed(agent.seed, m.rounds.tasks + j), played + [a]), share)
+            Task(
+                _MoveSearch(agent, worker_seed(agent.seed, m.rounds.tasks + j), played + [a]), share
+            )
             for j, a in enumerate(legal)
         ]
         results = m.run(batch)
         step_best, step_move, step_ties = NEG_INF, legal[0], 0
         cut = False
         for a, r in zip(legal, results):
-            cut = cut or r["stopped"] in CUT
-            s = r["score"]
-            m.keep(s, r["actions"])
+            cut = cut or r.stopped in CUT
+            s = r.score
+            m.keep(s, r.actions)
             if agent.memorize:
                 take, ties = _better(s, run_best, ties, rng)
                 if take:
-                    run_best, run_seq = s, list(r["actions"])
+                    run_best, run_seq = s, list(r.actions)
             else:
                 take, step_ties = _better(s, step_best, step_ties, rng)
                 if take:

@@ -14,6 +14,7 @@ from mc_envs._numba import is_cached
 from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, Slot, StopReason
 from mc_envs.agents.nested.nrpa_core import clear_policy
 from mc_envs.agents.parallel.master import Master
+from mc_envs.agents.parallel.pools import Task
 from mc_envs.agents.parallel.root import solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT
 from mc_envs.agents.runner import Runner, Runs, run
@@ -119,7 +120,7 @@ def _one_run(m: Master, top: Any) -> int:
         weight = s.pol.w[level, index].copy()
         share = m.share(k)
         batch = [
-            (
+            Task(
                 _PolicySearch(agent, worker_seed(agent.seed, m.rounds.tasks + j), index, weight),
                 share,
             )
@@ -127,14 +128,14 @@ def _one_run(m: Master, top: Any) -> int:
         ]
         cut = False
         for r in m.run(batch):  # in iteration order, as sequential NRPA
-            if r["stopped"] == StopReason.LATE:
+            if r.stopped == StopReason.LATE:
                 continue  # the search is over; its best so far was shown
-            m.keep(r["score"], r["actions"])
-            cut = cut or r["stopped"] in CUT  # an unfinished level-(L-1) search ends the run
-            if r["score"] >= run_score:
-                run_score = r["score"]
-                n = len(r["actions"])
-                s.a.seqs[level, :n] = r["actions"]
+            m.keep(r.score, r.actions)
+            cut = cut or r.stopped in CUT  # an unfinished level-(L-1) search ends the run
+            if r.score >= run_score:
+                run_score = r.score
+                n = len(r.actions)
+                s.a.seqs[level, :n] = r.actions
                 s.a.lens[level] = n
                 s.log.ok[level] = 0  # the first adaptation replays it and logs its moves
             top.adapt(level)

@@ -14,6 +14,7 @@ from types import TracebackType
 from typing import Any
 
 from mc_envs.agents.base import NEG_INF, Budget, SearchResult, StopReason
+from mc_envs.agents.parallel.pools import Done, Task
 from mc_envs.agents.parallel.root import open_pool, root_instead, run_root
 from mc_envs.agents.parallel.rounds import Rounds
 
@@ -82,8 +83,8 @@ class Master:
             return {}
         return {"playouts": max((playouts - self.rounds.total) // tasks, 1)}
 
-    def run(self, batch: list[tuple[Any, dict]]) -> list[dict]:
-        """Runs one round of (task, budget) pairs; their results in order."""
+    def run(self, batch: list[Task]) -> list[Done]:
+        """Runs one round of tasks; their results in order."""
         results = self.rounds.run(batch)
         self.why = self.rounds.why
         return results

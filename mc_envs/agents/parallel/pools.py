@@ -72,6 +72,69 @@ class Ended(NamedTuple):
 Message = Improved | Counted | Ended
 
 
+class Task(NamedTuple):
+    """A task of a batch: the agent-like ``search`` a worker runs and its ``budgets`` (the
+    keywords of its ``search`` call, plus ``deadline`` and ``stand_in``: see :func:`run_task`)."""
+
+    search: Any
+    budgets: dict[str, Any]
+
+
+class Done(NamedTuple):
+    """A task's result, as its worker hands it back.
+
+    Attributes:
+        score: the best score its search found (``NEG_INF``: none).
+        actions: the moves of that game.
+        playouts: the playouts it made.
+        seconds: how long it searched.
+        iterations: its iterations (complete runs, tree iterations).
+        stopped: why it stopped (a :class:`~mc_envs.agents.base.StopReason`).
+        ready: seconds from the task's start to its first report (None: it never ran).
+        node: the process that ran it (``host:pid``, or ``"caller"``; None: none returned it).
+        by: ``"worker"`` or ``"caller"``, the copy that counted (None: none).
+        cancelled: a caller's copy cancelled because a worker's copy came first.
+    """
+
+    score: float
+    actions: list[int]
+    playouts: int
+    seconds: float
+    iterations: int
+    stopped: str
+    ready: float | None = None
+    node: str | None = None
+    by: str | None = None
+    cancelled: bool = False
+
+    @classmethod
+    def of(cls, result: SearchResult) -> Done:
+        """A search's result as the plain data a worker sends back."""
+        return cls(
+            score=float(result.score),
+            actions=[int(a) for a in result.actions],
+            playouts=int(result.playouts),
+            seconds=float(result.seconds),
+            iterations=int(result.iterations),
+            stopped=result.stopped,
+        )
+
+    def row(self) -> dict[str, Any]:
+        """The public row of ``SearchResult.extra["workers"]`` (every field but ``cancelled``)."""
+        row = self._asdict()
+        del row["cancelled"]
+        return row
+
+
+class Lost(NamedTuple):
+    """A task's result when its worker died (``why``: what the pool knows of it)."""
+
+    why: str
+
+
+Outcome = Done | Lost
+
+
 class Pool(Protocol):
     """What every pool offers (see the module docstring)."""
 
@@ -80,10 +143,10 @@ class Pool(Protocol):
     def submit(self, task: Any, budgets: dict, index: int) -> None:
         """Starts ``task.search`` as task ``index`` (its messages and result carry the index)."""
 
-    def poll(self, timeout: float) -> tuple[list[Message], dict[int, dict]]:
+    def poll(self, timeout: float) -> tuple[list[Message], dict[int, Outcome]]:
         """Waits up to ``timeout`` s; returns (progress messages, finished tasks' results).
 
-        A task whose worker died finishes with ``{"lost": why}``.
+        A task whose worker died finishes :class:`Lost`.
 
         Raises:
             RuntimeError: a task's search failed (with the worker's traceback).
@@ -100,20 +163,8 @@ class Pool(Protocol):
         """Stops the tasks and releases the workers, without waiting for late tasks."""
 
 
-def result_dict(result: SearchResult) -> dict:
-    """A result as the plain data a worker sends back."""
-    return {
-        "score": float(result.score),
-        "actions": [int(a) for a in result.actions],
-        "playouts": int(result.playouts),
-        "seconds": float(result.seconds),
-        "iterations": int(result.iterations),
-        "stopped": result.stopped,
-    }
-
-
-def run_task(task: Any, env: Any, budgets: dict, index: int, channel: Any) -> dict:
-    """Runs one task's search, reporting progress to ``channel``; returns its result as a dict.
+def run_task(task: Any, env: Any, budgets: dict, index: int, channel: Any) -> Done:
+    """Runs one task's search, reporting progress to ``channel``; returns its result.
 
     A ``deadline`` in ``budgets`` (``time.time()`` seconds) shortens ``time_limit`` by the time
     the task waited for a worker; ``stand_in`` true lets a cold search start on the generic path
@@ -149,10 +200,9 @@ def run_task(task: Any, env: Any, budgets: dict, index: int, channel: Any) -> di
             budgets["time_limit"] = 0.0
         with stand_in_allowed(budgets.pop("stand_in", False)):
             result = task.search(env, callback=report, **budgets)
-    out = result_dict(result)
-    out["ready"] = ready[0] if ready else time.perf_counter() - start - out["seconds"]
-    out["node"] = channel.where()
-    return out
+    out = Done.of(result)
+    first = ready[0] if ready else time.perf_counter() - start - out.seconds
+    return out._replace(ready=first, node=channel.where())
 
 
 # -- local processes ------------------------------------------------------------------------------
@@ -184,7 +234,7 @@ def _worker_init(messages: Any, stop: Any, floor: Any) -> None:
     compile_ahead_enable(False)  # a worker compiles; the caller stands in for it meanwhile
 
 
-def _task_main(task: Any, env: bytes, budgets: dict, index: int) -> dict:
+def _task_main(task: Any, env: bytes, budgets: dict, index: int) -> Done:
     try:
         return run_task(task, pickle.loads(env), budgets, index, _channel)
     except BaseException:
@@ -224,7 +274,7 @@ class ProcessPool:
             self.broken = True
             self.pending[index] = None  # lost at once: reported by the next poll
 
-    def poll(self, timeout: float) -> tuple[list[Message], dict[int, dict]]:
+    def poll(self, timeout: float) -> tuple[list[Message], dict[int, Outcome]]:
         messages: list[Message] = []
         try:
             messages.append(self.messages.get(timeout=timeout))
@@ -237,21 +287,21 @@ class ProcessPool:
         futures = [self.pending[i] for i in done if self.pending.get(i) is not None]
         if futures:  # set by the executor's thread a moment after the message
             wait_futures(futures, timeout=1.0)
-        finished: dict[int, dict] = {}
+        finished: dict[int, Outcome] = {}
         for index, future in list(self.pending.items()):
             if future is None or future.done():
                 finished[index] = self._result(future)
                 del self.pending[index]
         return messages, finished
 
-    def _result(self, future: Any) -> dict:
+    def _result(self, future: Any) -> Outcome:
         if future is None:
-            return {"lost": GUARD_HINT}
+            return Lost(GUARD_HINT)
         try:
             return future.result()
         except BrokenProcessPool:
             self.broken = True
-            return {"lost": GUARD_HINT}
+            return Lost(GUARD_HINT)
         except RuntimeError as exc:
             raise RuntimeError(f"a parallel worker failed:\n{exc}") from None
 
@@ -366,14 +416,14 @@ class RayPool:
     def submit(self, task: Any, budgets: dict, index: int) -> None:
         self.pending[index] = self._task.remote(task, self.env, budgets, index, self.board)
 
-    def poll(self, timeout: float) -> tuple[list[Message], dict[int, dict]]:
+    def poll(self, timeout: float) -> tuple[list[Message], dict[int, Outcome]]:
         refs = list(self.pending.values())
         if refs:  # returns as soon as a task ends: a round waits no longer than its tasks
             self.ray.wait(refs, num_returns=1, timeout=timeout)
         else:
             time.sleep(timeout)
         messages = self.ray.get(self.board.drain.remote())
-        finished: dict[int, dict] = {}
+        finished: dict[int, Outcome] = {}
         ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0) if refs else ([], [])
         for index, ref in list(self.pending.items()):
             if ref in ready:
@@ -382,7 +432,7 @@ class RayPool:
                 except self.ray.exceptions.RayTaskError as exc:  # the search itself failed
                     raise RuntimeError(f"a parallel worker failed:\n{exc}") from None
                 except self.ray.exceptions.RayError as exc:  # its worker or node died
-                    finished[index] = {"lost": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+                    finished[index] = Lost(f"{type(exc).__name__}: {exc}".splitlines()[0])
                 del self.pending[index]
         return messages, finished
 
@@ -432,7 +482,7 @@ class InlinePool:
     def __init__(self, env: Any) -> None:
         self.env = pickle.dumps(env)
         self.messages: list[Message] = []
-        self.finished: dict[int, dict] = {}
+        self.finished: dict[int, Outcome] = {}
         self.stop_flag = False
 
     def put(self, message: Message) -> None:
@@ -447,7 +497,7 @@ class InlinePool:
     def submit(self, task: Any, budgets: dict, index: int) -> None:
         self.finished[index] = run_task(task, pickle.loads(self.env), budgets, index, self)
 
-    def poll(self, timeout: float) -> tuple[list[Message], dict[int, dict]]:
+    def poll(self, timeout: float) -> tuple[list[Message], dict[int, Outcome]]:
         messages, self.messages = self.messages, []
         finished, self.finished = self.finished, {}
         return messages, finished

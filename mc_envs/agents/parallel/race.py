@@ -47,6 +47,7 @@ from typing import Any
 from mc_envs.agents.base import NEG_INF, Budget, SearchResult, StopReason
 from mc_envs.agents.checkpoint import Checker, is_seconds, read_checkpoint, saved_seconds
 from mc_envs.agents.ops import move_bound
+from mc_envs.agents.parallel.pools import Done, Task
 from mc_envs.agents.parallel.root import open_pool, solo, worker_seed
 from mc_envs.agents.parallel.rounds import Rounds, why_ended
 from mc_envs.records import write_atomic
@@ -292,7 +293,7 @@ def _run_heat(
     prefix = f"{root}.h{h}" if h else str(root)
     heat = Heat(agent.workers, _racers(agent, names, h), state, rounds, prefix, every, resume)
     results = heat.run(seconds, share)
-    reasons = [r["stopped"] for r in results.values()]
+    reasons = [r.stopped for r in results.values()]
     current = heat.summary(results, h if heats > 1 else None)
     if rounds.why:
         return reasons, current
@@ -320,16 +321,19 @@ class Heat:
         self.workers, self.racers, self.state, self.rounds = workers, racers, state, rounds
         self.prefix, self.every, self.resume = prefix, every, resume
 
-    def task(self, i: int, budget: dict[str, Any]) -> tuple[Any, dict]:
+    def task(self, i: int, budget: dict[str, Any]) -> Task:
         path = f"{self.prefix}.e{i}"
         again = Path(path).exists() and (self.resume or i in self.state.probes)
-        return self.racers[i], {
-            **budget,
-            "checkpoint": path,
-            "resume": again,
-            "checkpoint_every": self.every,
-            "stand_in": True,  # nobody stands in for a racer: on a cold cache it searches
-        }  # on the generic path while its kernels compile, keeping its time share
+        return Task(
+            self.racers[i],
+            {
+                **budget,
+                "checkpoint": path,
+                "resume": again,
+                "checkpoint_every": self.every,
+                "stand_in": True,  # nobody stands in for a racer: on a cold cache it searches
+            },
+        )  # on the generic path while its kernels compile, keeping its time share
 
     def probe(self, i: int, playouts: int | None, timed: bool) -> dict[str, Any]:
         """Probe ``i``'s budget: ``playouts``, and when ``timed`` its share of the time less what
@@ -340,12 +344,12 @@ class Heat:
             probe["time_limit"] = max(self.state.share - ran, 0.0)
         return probe
 
-    def run(self, seconds: float | None, playouts: int | None) -> dict[int, dict]:
+    def run(self, seconds: float | None, playouts: int | None) -> dict[int, Done]:
         """Probes, then finals, within ``seconds`` or ``playouts``; the searches' results."""
         state, rounds, n = self.state, self.rounds, len(self.racers)
         each = max(int(PROBE * playouts) // n, 1) if playouts is not None else None
         start = time.perf_counter()
-        results: dict[int, dict] = {}
+        results: dict[int, Done] = {}
         todo = [i for i in range(n) if i not in state.probes]
         if todo:
             if seconds is not None and state.share is None:
@@ -356,7 +360,7 @@ class Heat:
             if len(done) == len(todo):  # else an interrupt left some unreturned: none is kept
                 results.update(zip(todo, done))
                 if not rounds.why:
-                    state.probes.update((i, float(r["score"])) for i, r in zip(todo, done))
+                    state.probes.update((i, float(r.score)) for i, r in zip(todo, done))
             state.save()
         if not rounds.why and state.finalists is None:
             ranked = sorted(state.probes, key=lambda i: (-state.probes[i], i))
@@ -379,19 +383,19 @@ class Heat:
                 results.update(zip(state.finalists, done))
         return results
 
-    def summary(self, results: dict[int, dict], heat: int | None) -> dict[str, Any]:
+    def summary(self, results: dict[int, Done], heat: int | None) -> dict[str, Any]:
         """The heat's best game, counters and table (rows naming ``heat`` unless None)."""
         score, actions = NEG_INF, []
         for result in results.values():
-            if result["score"] > score:
-                score, actions = result["score"], list(result["actions"])
+            if result.score > score:
+                score, actions = result.score, list(result.actions)
         finalists = self.state.finalists or []
         table = [
             {
                 "policy": racer.policy,
                 "seed": racer.seed,
                 "probe": self.state.probes.get(i),
-                "final": results[i]["score"] if i in finalists and i in results else None,
+                "final": results[i].score if i in finalists and i in results else None,
                 **({"heat": heat} if heat is not None else {}),
             }
             for i, racer in enumerate(self.racers)
@@ -399,8 +403,8 @@ class Heat:
         return {
             "score": float(score),
             "actions": [int(a) for a in actions],
-            "playouts": sum(int(r["playouts"]) for r in results.values()),
-            "iterations": sum(int(r["iterations"]) for r in results.values()),
+            "playouts": sum(int(r.playouts) for r in results.values()),
+            "iterations": sum(int(r.iterations) for r in results.values()),
             "race": table,
         }
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, StopReason
-from mc_envs.agents.parallel.pools import BACKENDS, make_pool
+from mc_envs.agents.parallel.pools import BACKENDS, Task, make_pool
 from mc_envs.agents.parallel.rounds import Rounds, why_ended
 from mc_envs.core import strict
 from mc_envs.rng import plain_rng_state
@@ -193,15 +193,15 @@ def run_root(
     Returns:
         Their runs (iterations), and the better of ``best_score``/``best_actions`` and theirs.
     """
-    batch: list[tuple[Any, dict]] = [
-        (solo(agent, seed=worker_seed(agent.seed, rounds.tasks + i)), {})
+    batch = [
+        Task(solo(agent, seed=worker_seed(agent.seed, rounds.tasks + i)), {})
         for i in range(agent.workers)
     ]
     runs = 0
     for r in rounds.run(batch):
-        runs += r["iterations"]
-        if r["score"] > best_score:
-            best_score, best_actions = r["score"], list(r["actions"])
+        runs += r.iterations
+        if r.score > best_score:
+            best_score, best_actions = r.score, list(r.actions)
     return runs, best_score, best_actions
 
 
@@ -235,31 +235,32 @@ def root_search(agent: Any, env: Any, budget: Budget, **saving: Any) -> SearchRe
         rounds.close()
         pool.close()
     for i, result in enumerate(ordered):
-        if result["score"] == NEG_INF and batch[i][1].get("resume"):
-            ordered[i] = {**result, **_saved_best(batch[i][1]["checkpoint"], base)}
+        budgets = batch[i].budgets
+        if result.score == NEG_INF and budgets.get("resume"):
+            ordered[i] = result._replace(**_saved_best(budgets["checkpoint"], base))
     score, actions = rounds.shown_score, rounds.shown_actions
     if ordered:
-        top = max(ordered, key=lambda r: r["score"])
-        if top["score"] >= score:
-            score, actions = top["score"], top["actions"]
-    reasons = [r["stopped"] for r in ordered]
+        top = max(ordered, key=lambda r: r.score)
+        if top.score >= score:
+            score, actions = top.score, top.actions
+    reasons = [r.stopped for r in ordered]
     stopped = why_ended(rounds, reasons, reasons[0] if reasons else StopReason.INTERRUPT)
     return SearchResult(
         score=float(score) if score > NEG_INF else float("-inf"),
         actions=list(actions),
         playouts=rounds.playouts(budget.playouts is not None),
         seconds=time.perf_counter() - rounds.start,
-        iterations=sum(r["iterations"] for r in ordered),
+        iterations=sum(r.iterations for r in ordered),
         stopped=stopped,
         extra={
-            "workers": list(ordered),
+            "workers": [r.row() for r in ordered],
             "backend": agent.backend,
             "participation": rounds.participation(),
         },
     )
 
 
-def _worker_batch(agent: Any, budget: Budget, saving: dict[str, Any]) -> list[tuple[Any, dict]]:
+def _worker_batch(agent: Any, budget: Budget, saving: dict[str, Any]) -> list[Task]:
     """Each worker's agent and its share of the budget (and its own checkpoint file)."""
     batch = []
     n = int(agent.workers)
@@ -269,7 +270,7 @@ def _worker_batch(agent: Any, budget: Budget, saving: dict[str, Any]) -> list[tu
             path = f"{saving['checkpoint']}.w{i}"
             resume = bool(saving.get("resume")) and Path(path).exists()
             share.update(saving, checkpoint=path, resume=resume)
-        batch.append((clone, share))
+        batch.append(Task(clone, share))
     return batch
 
 

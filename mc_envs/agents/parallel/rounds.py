@@ -34,7 +34,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mc_envs.agents.base import NEG_INF, Callback, Progress, StopReason
-from mc_envs.agents.parallel.pools import REPORT_EVERY, Counted, Improved, Message, run_task
+from mc_envs.agents.parallel.pools import (
+    REPORT_EVERY,
+    Counted,
+    Done,
+    Improved,
+    Lost,
+    Message,
+    Outcome,
+    Task,
+    run_task,
+)
 
 GRACE = 0.6  # seconds after the time limit that the tasks still out get to return (a worker
 # hears of the stop at its next report, within ``mc_envs.agents.base.run_search``'s 0.5 s)
@@ -50,17 +60,7 @@ CUT = (  # why a task that did not finish stopped
 )
 
 
-def _late(index: int, playouts: int) -> dict:
-    """The result of a task that never returned (its worker late or gone)."""
-    return {
-        "score": NEG_INF,
-        "actions": [],
-        "playouts": int(playouts),
-        "seconds": 0.0,
-        "iterations": 0,
-        "stopped": StopReason.LATE,
-        "index": index,
-    }
+LATE = Done(NEG_INF, [], 0, 0.0, 0, StopReason.LATE)  # a task that never returned
 
 
 @dataclass
@@ -71,13 +71,13 @@ class _Batch:
     while the caller's copy searches."""
 
     first: int
-    tasks: dict[int, tuple[Any, dict]] = field(default_factory=dict)
+    tasks: dict[int, Task] = field(default_factory=dict)
     heard: dict[int, float] = field(default_factory=dict)
-    results: dict[int, dict] = field(default_factory=dict)
+    results: dict[int, Done] = field(default_factory=dict)
     counts: dict[int, int] = field(default_factory=dict)
     lost: set[int] = field(default_factory=set)
     copied: set[int] = field(default_factory=set)
-    held: dict[int, dict] = field(default_factory=dict)
+    held: dict[int, Done] = field(default_factory=dict)
 
 
 class CallerThread:
@@ -91,7 +91,8 @@ class CallerThread:
         self.env = pickle.dumps(env)
         self.messages: queue.SimpleQueue = queue.SimpleQueue()
         self.index: int | None = None  # the task running here
-        self.result: dict | None = None
+        self.result: Done | None = None
+        self.error = ""  # the traceback of a task that failed here
         self.cancelled = False
         self.stop_flag = False
         self.thread: threading.Thread | None = None
@@ -110,19 +111,19 @@ class CallerThread:
         return "caller"
 
     def submit(self, task: Any, budgets: dict, index: int) -> None:
-        self.index, self.result, self.cancelled = index, None, False
+        self.index, self.result, self.error, self.cancelled = index, None, "", False
 
         def target() -> None:
             try:
                 result = run_task(task, pickle.loads(self.env), budgets, index, self)
-                self.result = {**result, "cancelled": self.cancelled}
+                self.result = result._replace(cancelled=self.cancelled)
             except BaseException:
-                self.result = {"error": traceback.format_exc()}
+                self.error = traceback.format_exc()
 
         self.thread = threading.Thread(target=target, name="mc-envs-caller-task", daemon=True)
         self.thread.start()
 
-    def poll(self) -> tuple[list[Message], dict[int, dict]]:
+    def poll(self) -> tuple[list[Message], dict[int, Done]]:
         """The messages so far and, once the task ended, its result."""
         messages = []
         while not self.messages.empty():
@@ -130,10 +131,9 @@ class CallerThread:
         index = self.index
         if self.thread is None or self.thread.is_alive() or index is None:
             return messages, {}
-        result = self.result or {}
-        self.thread, self.index = None, None
-        if "error" in result:
-            raise RuntimeError(f"a search in the calling process failed:\n{result['error']}")
+        result, self.thread, self.index = self.result, None, None
+        if result is None:
+            raise RuntimeError(f"a search in the calling process failed:\n{self.error}")
         return messages, {index: result}
 
     def cancel(self) -> None:
@@ -191,7 +191,7 @@ class Rounds:
         self.shown_actions: list[int] = []
         self.improved = False
         self.heard = False  # a worker has reported: the pool is warm
-        self.log: list[dict] = []  # where and how long each task with a result ran
+        self.log: list[Done] = []  # where and how long each task with a result ran
         self.lost: list[str] = []
         self.late: list[int] = []
         self.wall = 0.0  # seconds the last batch took
@@ -227,7 +227,7 @@ class Rounds:
         left = min(left, budgets.get("time_limit", left))  # a task's own share stays its own
         return {**budgets, "time_limit": left, "deadline": time.time() + left}
 
-    def run(self, batch: list[tuple[Any, dict]]) -> list[dict]:
+    def run(self, batch: list[Task]) -> list[Done]:
         """Runs the (task, budgets) pairs of ``batch``; their results, in order.
 
         A task that did not return (late past the time limit, or after a Ctrl-C, which still
@@ -247,7 +247,7 @@ class Rounds:
                 continue
             now = time.perf_counter()
             self._hear(b, messages, now)
-            mine: dict[int, dict] = {}
+            mine: dict[int, Done] = {}
             if self.helper is not None:
                 more, mine = self.helper.poll()
                 messages += more
@@ -264,12 +264,12 @@ class Rounds:
             self._report(sum(b.counts.values()))
         return self._close(b, began, warm)
 
-    def _submit(self, batch: list[tuple[Any, dict]]) -> _Batch:
+    def _submit(self, batch: list[Task]) -> _Batch:
         """Submits the batch's tasks, numbered after those of the earlier batches."""
         b = _Batch(self.tasks)
         for j, (task, budgets) in enumerate(batch):
             budgets = self._budgets(budgets)
-            b.tasks[b.first + j] = (task, budgets)
+            b.tasks[b.first + j] = Task(task, budgets)
             b.heard[b.first + j] = time.perf_counter()
             self.pool.submit(task, budgets, b.first + j)
         self.tasks += len(batch)
@@ -287,35 +287,37 @@ class Rounds:
                 self.helper.cancel()
                 b.copied.discard(message.task)  # copied again if it falls silent
 
-    def _from_workers(self, b: _Batch, finished: dict[int, dict]) -> None:
+    def _from_workers(self, b: _Batch, finished: dict[int, Outcome]) -> None:
         """Takes the workers' results: a lost task is submitted again (once); a worker's copy
         that found nothing waits for the caller's copy still searching."""
         for index, result in finished.items():
-            if "lost" in result and index in b.tasks and index not in b.results:
-                self.lost.append(f"task {index}: {result['lost']}")
+            if isinstance(result, Lost):
+                if index not in b.tasks or index in b.results:
+                    continue
+                self.lost.append(f"task {index}: {result.why}")
                 again = index not in b.lost and not self.why
-                if again and b.tasks[index][1].get("checkpoint") is None:
+                if again and b.tasks[index].budgets.get("checkpoint") is None:
                     self.pool.submit(*b.tasks[index], index)  # once, to a worker still there
                 b.lost.add(index)
                 if self.helper is None or self.helper.index != index:
                     b.copied.discard(index)
             elif index in b.tasks and index not in b.results:
-                if self._caller_searches(index) and result["score"] <= NEG_INF:
-                    b.held[index] = {**result, "by": "worker"}  # it found nothing: wait
+                if self._caller_searches(index) and result.score <= NEG_INF:
+                    b.held[index] = result._replace(by="worker")  # it found nothing: wait
                 else:
-                    self._resolve(b, index, {**result, "by": "worker"})
+                    self._resolve(b, index, result._replace(by="worker"))
             else:
-                self.spare += result.get("playouts", 0)  # a copy overtaken by the caller's
+                self.spare += result.playouts  # a copy overtaken by the caller's
 
-    def _from_caller(self, b: _Batch, mine: dict[int, dict]) -> None:
+    def _from_caller(self, b: _Batch, mine: dict[int, Done]) -> None:
         """Takes the result of the caller's copy, unless a worker's came first or it was
         cancelled while the search goes on."""
         for index, result in mine.items():
-            cancelled = result.get("cancelled", False) and not self.why
+            cancelled = result.cancelled and not self.why
             if index in b.tasks and index not in b.results and not cancelled:
-                self._resolve(b, index, {**result, "by": "caller"})
+                self._resolve(b, index, result._replace(by="caller"))
             else:
-                self.spare += result.get("playouts", 0)
+                self.spare += result.playouts
 
     def _read(self, b: _Batch, messages: list[Message]) -> None:
         """Shows the improvements and keeps the playout counts of the batch's tasks."""
@@ -334,7 +336,7 @@ class Rounds:
         elif not self.helper.busy() and not self.why and self._worth_starting():
             self._stand_in(b, now)
 
-    def _close(self, b: _Batch, began: float, warm: bool) -> list[dict]:
+    def _close(self, b: _Batch, began: float, warm: bool) -> list[Done]:
         """The batch's results in order (late tasks marked), its playouts and timings counted."""
         self.pool.cancel_below(b.first + len(b.tasks))  # copies of this batch still running
         if self.helper is not None and self.helper.busy():
@@ -346,12 +348,12 @@ class Rounds:
             if index not in b.results:
                 self.late.append(index)
                 self.spare += b.counts.get(index, 0)
-                b.results[index] = _late(index, 0)
+                b.results[index] = LATE
             ordered.append(b.results[index])
-        self.total += sum(r["playouts"] for r in ordered)
+        self.total += sum(r.playouts for r in ordered)
         self.wall = time.perf_counter() - began
         if warm:
-            self.work += sum(r["seconds"] for r in ordered)
+            self.work += sum(r.seconds for r in ordered)
             self.measured += self.wall
             self.judged += 1
         return ordered
@@ -365,13 +367,12 @@ class Rounds:
             return None
         return self.work / self.measured
 
-    def _resolve(self, b: _Batch, index: int, result: dict) -> None:
+    def _resolve(self, b: _Batch, index: int, result: Done) -> None:
         b.results[index] = result
-        b.counts[index] = result["playouts"]
-        self.show(result["score"], result["actions"])
-        keys = ("by", "node", "ready", "seconds", "playouts")
-        self.log.append({"index": index, **{k: result.get(k) for k in keys}})
-        if result["stopped"] == StopReason.MAX_SCORE:
+        b.counts[index] = result.playouts
+        self.show(result.score, result.actions)
+        self.log.append(result)
+        if result.stopped == StopReason.MAX_SCORE:
             self.end(StopReason.MAX_SCORE)  # the others cannot do better
 
     def _caller_searches(self, index: int) -> bool:
@@ -405,15 +406,15 @@ class Rounds:
         """Who searched, and for how long: the tasks with a result by where they ran, the
         tasks lost with their worker, those still out at the end, and the playouts of copies
         that did not count (overtaken or late)."""
-        by_worker = [e for e in self.log if e["by"] == "worker"]
-        by_caller = [e for e in self.log if e["by"] == "caller"]
+        by_worker = [e for e in self.log if e.by == "worker"]
+        by_caller = [e for e in self.log if e.by == "caller"]
         return {
-            "workers": len({e["node"] for e in by_worker}),
+            "workers": len({e.node for e in by_worker}),
             "worker_tasks": len(by_worker),
-            "worker_seconds": round(sum(e["seconds"] or 0.0 for e in by_worker), 3),
-            "worker_ready": round(max((e["ready"] or 0.0 for e in by_worker), default=0.0), 3),
+            "worker_seconds": round(sum(e.seconds for e in by_worker), 3),
+            "worker_ready": round(max((e.ready or 0.0 for e in by_worker), default=0.0), 3),
             "caller_tasks": len(by_caller),
-            "caller_seconds": round(sum(e["seconds"] or 0.0 for e in by_caller), 3),
+            "caller_seconds": round(sum(e.seconds for e in by_caller), 3),
             "lost": list(self.lost),
             "late": list(self.late),
             "spare_playouts": int(self.spare),
