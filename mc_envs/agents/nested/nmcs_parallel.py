@@ -15,7 +15,7 @@ from typing import Any
 
 from mc_envs.agents.base import NEG_INF, Budget, Callback, Progress, SearchResult
 from mc_envs.agents.parallel.master import Master
-from mc_envs.agents.parallel.pools import Task
+from mc_envs.agents.parallel.messages import Task
 from mc_envs.agents.parallel.root import solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT
 from mc_envs.rng import plain_rng_below, plain_rng_state

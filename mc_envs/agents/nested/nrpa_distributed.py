@@ -14,7 +14,7 @@ from mc_envs._numba import is_cached
 from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, Slot, StopReason
 from mc_envs.agents.nested.nrpa_core import clear_policy
 from mc_envs.agents.parallel.master import Master
-from mc_envs.agents.parallel.pools import Task
+from mc_envs.agents.parallel.messages import Task
 from mc_envs.agents.parallel.root import solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT
 from mc_envs.agents.runner import Runner, Runs, run

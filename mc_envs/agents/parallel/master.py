@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Any
 
 from mc_envs.agents.base import NEG_INF, Budget, SearchResult, StopReason
-from mc_envs.agents.parallel.pools import Done, Task
+from mc_envs.agents.parallel.messages import Done, Task
 from mc_envs.agents.parallel.root import open_pool, root_instead, run_root
 from mc_envs.agents.parallel.rounds import Rounds
 

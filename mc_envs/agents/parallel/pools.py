@@ -32,11 +32,12 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from mc_envs.agents.base import NEG_INF, Progress, SearchResult, StopReason
 from mc_envs.agents.compile_ahead import allowed as stand_in_allowed
 from mc_envs.agents.compile_ahead import enable as compile_ahead_enable
+from mc_envs.agents.parallel.messages import Counted, Done, Ended, Improved, Lost, Message, Outcome
 from mc_envs.extras import require
 
 BACKENDS = ("local", "ray")
@@ -46,93 +47,6 @@ GUARD_HINT = (
     "script: a script that runs a parallel search must start it under "
     '`if __name__ == "__main__":`)'
 )
-
-
-class Improved(NamedTuple):
-    """A worker's message: task number ``task`` found a better game."""
-
-    task: int
-    score: float
-    actions: list[int]
-
-
-class Counted(NamedTuple):
-    """A worker's message: task number ``task`` has made ``playouts`` so far."""
-
-    task: int
-    playouts: int
-
-
-class Ended(NamedTuple):
-    """A worker's message: task number ``task`` ended (its result follows)."""
-
-    task: int
-
-
-Message = Improved | Counted | Ended
-
-
-class Task(NamedTuple):
-    """A task of a batch: the agent-like ``search`` a worker runs and its ``budgets`` (the
-    keywords of its ``search`` call, plus ``deadline`` and ``stand_in``: see :func:`run_task`)."""
-
-    search: Any
-    budgets: dict[str, Any]
-
-
-class Done(NamedTuple):
-    """A task's result, as its worker hands it back.
-
-    Attributes:
-        score: the best score its search found (``NEG_INF``: none).
-        actions: the moves of that game.
-        playouts: the playouts it made.
-        seconds: how long it searched.
-        iterations: its iterations (complete runs, tree iterations).
-        stopped: why it stopped (a :class:`~mc_envs.agents.base.StopReason`).
-        ready: seconds from the task's start to its first report (None: it never ran).
-        node: the process that ran it (``host:pid``, or ``"caller"``; None: none returned it).
-        by: ``"worker"`` or ``"caller"``, the copy that counted (None: none).
-        cancelled: a caller's copy cancelled because a worker's copy came first.
-    """
-
-    score: float
-    actions: list[int]
-    playouts: int
-    seconds: float
-    iterations: int
-    stopped: str
-    ready: float | None = None
-    node: str | None = None
-    by: str | None = None
-    cancelled: bool = False
-
-    @classmethod
-    def of(cls, result: SearchResult) -> Done:
-        """A search's result as the plain data a worker sends back."""
-        return cls(
-            score=float(result.score),
-            actions=[int(a) for a in result.actions],
-            playouts=int(result.playouts),
-            seconds=float(result.seconds),
-            iterations=int(result.iterations),
-            stopped=result.stopped,
-        )
-
-    def row(self) -> dict[str, Any]:
-        """The public row of ``SearchResult.extra["workers"]`` (every field but ``cancelled``)."""
-        row = self._asdict()
-        del row["cancelled"]
-        return row
-
-
-class Lost(NamedTuple):
-    """A task's result when its worker died (``why``: what the pool knows of it)."""
-
-    why: str
-
-
-Outcome = Done | Lost
 
 
 class Pool(Protocol):

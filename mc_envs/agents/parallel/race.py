@@ -47,7 +47,7 @@ from typing import Any
 from mc_envs.agents.base import NEG_INF, Budget, SearchResult, StopReason
 from mc_envs.agents.checkpoint import Checker, is_seconds, read_checkpoint, saved_seconds
 from mc_envs.agents.ops import move_bound
-from mc_envs.agents.parallel.pools import Done, Task
+from mc_envs.agents.parallel.messages import Done, Task
 from mc_envs.agents.parallel.root import open_pool, solo, worker_seed
 from mc_envs.agents.parallel.rounds import Rounds, why_ended
 from mc_envs.records import write_atomic

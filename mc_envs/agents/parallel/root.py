@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, StopReason
-from mc_envs.agents.parallel.pools import BACKENDS, Task, make_pool
+from mc_envs.agents.parallel.messages import Task
+from mc_envs.agents.parallel.pools import BACKENDS, make_pool
 from mc_envs.agents.parallel.rounds import Rounds, why_ended
 from mc_envs.core import strict
 from mc_envs.rng import plain_rng_state

@@ -34,8 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mc_envs.agents.base import NEG_INF, Callback, Progress, StopReason
-from mc_envs.agents.parallel.pools import (
-    REPORT_EVERY,
+from mc_envs.agents.parallel.messages import (
     Counted,
     Done,
     Improved,
@@ -43,8 +42,8 @@ from mc_envs.agents.parallel.pools import (
     Message,
     Outcome,
     Task,
-    run_task,
 )
+from mc_envs.agents.parallel.pools import REPORT_EVERY, run_task
 
 GRACE = 0.6  # seconds after the time limit that the tasks still out get to return (a worker
 # hears of the stop at its next report, within ``mc_envs.agents.base.run_search``'s 0.5 s)
