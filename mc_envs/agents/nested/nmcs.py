@@ -26,7 +26,6 @@ import numpy as np
 from mc_envs.agents.base import NEG_INF, SearchResult, Slot, StopCode
 from mc_envs.agents.common import count_playout, record
 from mc_envs.agents.nested.nmcs_parallel import moves_search
-from mc_envs.agents.nested.restarts import NestedAgent
 from mc_envs.agents.ops import (
     bind_generic,
     copy_state,
@@ -38,7 +37,7 @@ from mc_envs.agents.ops import (
     score,
 )
 from mc_envs.agents.parallel.root import root_search
-from mc_envs.agents.runner import Runner
+from mc_envs.agents.runner import NestedAgent, Runner
 from mc_envs.rng import plain_rng_state, rng_below
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].

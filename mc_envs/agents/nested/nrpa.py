@@ -37,10 +37,9 @@ from mc_envs.agents.nested.nrpa_core import (
 from mc_envs.agents.nested.nrpa_distributed import distributed_search
 from mc_envs.agents.nested.nrpa_options import Variants
 from mc_envs.agents.nested.nrpa_state import SearchState
-from mc_envs.agents.nested.restarts import NestedAgent
 from mc_envs.agents.parallel.race import race_search
 from mc_envs.agents.parallel.root import root_search
-from mc_envs.agents.runner import Runner
+from mc_envs.agents.runner import NestedAgent, Runner
 from mc_envs.core import IllegalActionError, strict
 
 __all__ = ["LOG_CAPACITY", "NRPA", "PRIME"]

@@ -6,6 +6,7 @@ NRPA from it, and the master adapts towards the results in iteration order, as s
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,7 @@ class _PolicySearch(Searcher):
     def run_search(self, env: Any, budget: Budget) -> SearchResult:
         """One complete level-(L-1) run (whatever ``budget.iterations`` says) from the weights."""
         level = self.agent.level
-        budget = Budget(budget.time, budget.playouts, 1, budget.callback)
+        budget = replace(budget, iterations=1)
         ran = run(self._program, env, budget, runs=Runs.nested(env, budget))  # max_score honoured
         result = ran.result()
         if ran.runner.control[Slot.RUNS] > 0:
