@@ -10,6 +10,7 @@ A read-only home falls back to a temporary directory.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -180,19 +181,29 @@ def instantiate(
 
     This is how one search written once (a plain Python function whose body calls ``legal``,
     ``play``, ``playout`` ... as globals) becomes one cached numba entry point per game: each
-    instance gets its own qualified name, hence its own cache file.
+    instance gets its own qualified name, hence its own cache file. It is the one memo of compiled
+    instances: the same template, suffix, options and bindings (those of the names the template
+    reads; any other is ignored) give the same dispatcher, so callers keep no cache of their own.
 
     Args:
         template: a plain (not jitted) function.
-        suffix: a name for this instance, unique per set of bindings (the game's name).
+        suffix: a name for this instance, unique per set of bindings (the game's name): numba's
+            on-disk cache knows an instance by its name alone.
         parallel: compile with ``parallel=True``, so that ``prange`` loops run on every core.
         inline: inline the instance into its callers (numba's ``inline="always"``), for small
             per-item functions that a batch loop calls with many array arguments.
-        **bindings: global names to rebind in the instance, usually numba kernels.
+        **bindings: global names to rebind in the instance, usually numba kernels (a game's:
+            :class:`mc_envs.kernel.KernelBindings`).
 
     Returns:
         The numba dispatcher of the instance (``cache=True``, ``nogil=True``).
     """
+    reads = _names_read(template.__code__)
+    bound = frozenset((k, _identity(v)) for k, v in bindings.items() if k in reads)
+    key = (template, suffix, parallel, inline, bound)
+    found = _instances.get(key)
+    if found is not None:
+        return found
     namespace = dict(template.__globals__)
     namespace.update(bindings)
     fn = types.FunctionType(
@@ -205,7 +216,27 @@ def instantiate(
     )(fn)
     if namespace.get(template.__name__) is template:  # a self-call stays a self-call
         namespace[template.__name__] = dispatcher
-    return dispatcher
+    return _instances.setdefault(key, dispatcher)  # a thread that built it first wins
+
+
+# instantiate's memo. A binding that is not a plain constant is keyed by its identity: the
+# instance's namespace holds it, so that its id is never reused while the entry lives.
+_instances: dict[tuple, Any] = {}
+_CONSTANTS = (bool, int, float, str, type(None))
+
+
+def _identity(value: Any) -> tuple:
+    return (type(value), value) if isinstance(value, _CONSTANTS) else (object, id(value))
+
+
+@functools.cache
+def _names_read(code: types.CodeType) -> frozenset[str]:
+    """The global names a function's code (and the code nested in it) may read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_read(const)
+    return frozenset(names)
 
 
 def is_cached(dispatcher: Any) -> bool:

@@ -1,4 +1,5 @@
-"""The compiled rules of a built-in game (:class:`Kernel`), as the compiled searches use them."""
+"""The compiled rules of a built-in game (:class:`Kernel`), as the compiled searches use them, and
+the one table (:class:`KernelBindings`) by which every compiled template calls them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from mc_envs._numba import instantiate, njit
 
 #: The info key that says a step stopped the game at its move cap (``Kernel.truncated``).
 CAP_INFO = "max_moves_reached"
@@ -166,3 +169,124 @@ def _global(value: Any) -> Any:
 
 def _rebuild(items: tuple) -> Kernel:
     return Kernel(**{key: _global(v) for key, v in items})
+
+
+# -- the kernel-binding table ------------------------------------------------------------------
+
+
+class KernelBindings(NamedTuple):
+    """A kernel's compiled functions under the global names every compiled template calls them
+    by, with a default for each optional one (:func:`kernel_bindings`). A template (the searches
+    of :mod:`mc_envs.agents.ops`, the vector env's step of :mod:`mc_envs.vector.compiled`) imports
+    the placeholders below and is compiled per game with
+    ``instantiate(template, kernel.name, **kernel_bindings(kernel)._asdict())``
+    (:func:`mc_envs._numba.instantiate`, which keys its memo on the names the template reads)."""
+
+    k_legal: LegalFn
+    k_play: PlayFn
+    k_playout: PlayoutFn
+    k_score: StateFn
+    k_observe: ObserveFn
+    k_player: PlayerFn  # one-player games: always 0
+    k_returns: StateFn  # one-player games: always 0.0
+    k_truncated: TruncatedFn  # games without a move cap: always False
+    k_code: CodeFn  # games without move codes: the action
+    k_legal_codes: LegalCodesFn  # without one: k_legal, then k_code for each action
+    k_select: SelectFn  # games without a selective filter: every move kept
+    k_bias: BiasFn  # games without a move bias: 0 for every move
+    TWO_PLAYER: bool  # the game gives player (and returns)
+
+
+def kernel_bindings(kernel: Kernel) -> KernelBindings:
+    """The table of ``kernel``'s functions, with the defaults of the ones it does not give."""
+    two = kernel.player is not None
+    table = KernelBindings(
+        k_legal=kernel.legal,
+        k_play=kernel.play,
+        k_playout=kernel.playout,
+        k_score=kernel.score,
+        k_observe=kernel.observe,
+        k_player=kernel.player if kernel.player is not None else player_zero,
+        k_returns=kernel.returns if two and kernel.returns is not None else zero_return,
+        k_truncated=kernel.truncated if kernel.truncated is not None else never_truncated,
+        k_code=kernel.code if kernel.code is not None else action_code,
+        k_legal_codes=_unbound,
+        k_select=kernel.select if kernel.select is not None else keep_all,
+        k_bias=kernel.bias if kernel.bias is not None else no_bias,
+        TWO_PLAYER=two,
+    )
+    codes = kernel.legal_codes
+    if codes is None:
+        codes = instantiate(_legal_then_codes, kernel.name, **table._asdict())
+    return table._replace(k_legal_codes=codes)
+
+
+def _unbound(*args: Any) -> Any:
+    raise NotImplementedError(
+        "a kernel function of a compiled template: bound per game by mc_envs._numba.instantiate "
+        "with mc_envs.kernel.kernel_bindings"
+    )
+
+
+# The placeholders of the table's names (and of a kernel's named priors and knowledge, bound one
+# at a time): a template imports them, instantiate rebinds them per game.
+k_legal: LegalFn = _unbound
+k_play: PlayFn = _unbound
+k_playout: PlayoutFn = _unbound
+k_score: StateFn = _unbound
+k_observe: ObserveFn = _unbound
+k_player: PlayerFn = _unbound
+k_returns: StateFn = _unbound
+k_truncated: TruncatedFn = _unbound
+k_code: CodeFn = _unbound
+k_legal_codes: LegalCodesFn = _unbound
+k_select: SelectFn = _unbound
+k_bias: BiasFn = _unbound
+TWO_PLAYER = False
+k_prior: PriorFn = _unbound  # one of Kernel.priors
+k_knowledge: KnowledgeFn = _unbound  # one of Kernel.knowledge
+
+
+@njit(cache=True, nogil=True)
+def player_zero(state):
+    """The default ``player``: one-player games always have player 0 to move."""
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def zero_return(state):
+    """The default ``returns`` of one-player games."""
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def never_truncated(state):
+    """The default ``truncated``: a game without a move cap of its own."""
+    return False
+
+
+@njit(cache=True, nogil=True)
+def action_code(state, action, ws):
+    """The default move code (NRPA): the action itself."""
+    return np.int64(action)
+
+
+@njit(cache=True, nogil=True)
+def keep_all(state, moves, codes, n, key):
+    """The default selective filter: every legal move may be played."""
+    return n
+
+
+@njit(cache=True, nogil=True)
+def no_bias(state, moves, n, out, ws):
+    """The default move bias: zero for every move."""
+    for j in range(n):
+        out[j] = 0.0
+
+
+def _legal_then_codes(s, ws, out, codes):  # pragma: no cover (compiled)
+    # The default legal_codes: legal, then the kernel's code for every action.
+    n = k_legal(s, ws, out)
+    for j in range(n):
+        codes[j] = k_code(s, out[j], ws)
+    return n

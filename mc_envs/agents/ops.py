@@ -20,15 +20,28 @@ from __future__ import annotations
 
 import types
 from collections import namedtuple
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 
-from mc_envs import kernel as kn
 from mc_envs._numba import instantiate, njit
 from mc_envs.agents.common import count_playout, record
 from mc_envs.core import Kernel, random_policy
+from mc_envs.kernel import (
+    k_bias,
+    k_legal,
+    k_legal_codes,
+    k_observe,
+    k_play,
+    k_player,
+    k_playout,
+    k_prior,
+    k_returns,
+    k_score,
+    k_select,
+    kernel_bindings,
+)
 from mc_envs.rng import PLAIN_RNG, PlainRngView
 
 Game = namedtuple("Game", "states ws")
@@ -124,20 +137,15 @@ def compute_prior(states: Any, i: int, actions: np.ndarray, n: int, out: np.ndar
     _unbound("compute_prior")
 
 
-# -- compiled binding: states is a 2-D array, one game state per row ------------------------------
-# The k_* names are bound per kernel by instantiate; these placeholders (None) keep the module
-# importable and type the templates' calls.
+def observe(states: Any, i: int, out: np.ndarray) -> None:
+    """Writes the observation of slot ``i`` into ``out`` (the kernel's ``observe``; compiled
+    binding only: the batched PUCT's leaves)."""
+    _unbound("observe")
 
-k_legal = cast(kn.LegalFn, None)
-k_play = cast(kn.PlayFn, None)
-k_playout = cast(kn.PlayoutFn, None)
-k_score = k_returns = cast(kn.StateFn, None)
-k_player = cast(kn.PlayerFn, None)
-k_code = cast(kn.CodeFn, None)
-k_legal_codes = cast(kn.LegalCodesFn, None)
-k_select = cast(kn.SelectFn, None)
-k_prior = cast(kn.PriorFn, None)
-k_bias = cast(kn.BiasFn, None)
+
+# -- compiled binding: states is a 2-D array, one game state per row ------------------------------
+# Each collaborator is a template over the kernel's functions, by the names of the one table
+# mc_envs.kernel.KernelBindings (k_legal, k_play ...), instantiated per kernel.
 
 
 def _copy_state(states, dst, src):
@@ -172,14 +180,6 @@ def _legal_codes(states, i, ws, out, codes):
     return k_legal_codes(states[i], ws, out, codes)
 
 
-def _legal_then_codes(s, ws, out, codes):
-    """The default ``legal_codes``: ``legal``, then the kernel's ``code`` for every action."""
-    n = k_legal(s, ws, out)
-    for j in range(n):
-        codes[j] = k_code(s, out[j], ws)
-    return n
-
-
 def _select(states, i, moves, codes, n, key):
     return k_select(states[i], moves, codes, n, key)
 
@@ -188,27 +188,12 @@ def _bias(states, i, ws, moves, n, out):
     k_bias(states[i], moves, n, out, ws)
 
 
+def _observe(states, i, out):
+    k_observe(states[i], out)
+
+
 def _prior(states, i, actions, n, out):
     k_prior(states[i], actions, n, out)
-
-
-@njit(cache=True, nogil=True)
-def action_code(state, action, ws):
-    """The default move code (NRPA): the action itself."""
-    return np.int64(action)
-
-
-@njit(cache=True, nogil=True)
-def keep_all(state, moves, codes, n, key):
-    """The default selective filter: every legal move may be played."""
-    return n
-
-
-@njit(cache=True, nogil=True)
-def no_bias(state, moves, n, out, ws):
-    """The default move bias: zero for every move."""
-    for j in range(n):
-        out[j] = 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -230,50 +215,30 @@ def no_returns(states, i):
     return 0.0
 
 
-_compiled_ops: dict[str, dict[str, Any]] = {}
-
-
 def compiled_ops(kernel: Kernel) -> dict[str, Any]:
-    """The numba bindings of every collaborator for ``kernel`` (built once per kernel).
+    """The numba bindings of every collaborator for ``kernel``, built from its
+    :func:`~mc_envs.kernel.kernel_bindings` (each instance made once: :func:`instantiate`'s memo).
 
     One-player kernels get ``player`` = 0 and ``returns`` = 0; kernels without a selective filter
     keep every move; ``compute_prior`` is uniform (:func:`prior_op` binds a kernel's own).
     """
-    ops = _compiled_ops.get(kernel.name)
-    if ops is None:
-        bind: dict[str, Any] = {  # numba functions
-            "k_legal": kernel.legal,
-            "k_play": kernel.play,
-            "k_playout": kernel.playout,
-            "k_score": kernel.score,
-            "k_code": kernel.code if kernel.code is not None else action_code,
-            "k_select": kernel.select if kernel.select is not None else keep_all,
-            "k_bias": kernel.bias if kernel.bias is not None else no_bias,
-        }
-        if kernel.player is not None:
-            bind["k_player"] = kernel.player
-            bind["k_returns"] = kernel.returns
-        bind["k_legal_codes"] = (
-            kernel.legal_codes
-            if kernel.legal_codes is not None
-            else instantiate(_legal_then_codes, kernel.name, **bind)
-        )
-        name = kernel.name
-        ops = {
-            "copy_state": instantiate(_copy_state, name),
-            "legal": instantiate(_legal, name, **bind),
-            "play": instantiate(_play, name, **bind),
-            "playout": instantiate(_playout, name, **bind),
-            "score": instantiate(_score, name, **bind),
-            "legal_codes": instantiate(_legal_codes, name, **bind),
-            "select": instantiate(_select, name, **bind),
-            "bias": instantiate(_bias, name, **bind),
-            "player": instantiate(_player, name, **bind) if kernel.player else first_player,
-            "returns": instantiate(_returns, name, **bind) if kernel.player else no_returns,
-            "compute_prior": uniform_prior,
-        }
-        _compiled_ops[name] = ops
-    return ops
+    bind = kernel_bindings(kernel)._asdict()
+    name = kernel.name
+    two = bind["TWO_PLAYER"]
+    return {
+        "copy_state": instantiate(_copy_state, name),
+        "legal": instantiate(_legal, name, **bind),
+        "play": instantiate(_play, name, **bind),
+        "playout": instantiate(_playout, name, **bind),
+        "score": instantiate(_score, name, **bind),
+        "legal_codes": instantiate(_legal_codes, name, **bind),
+        "select": instantiate(_select, name, **bind),
+        "bias": instantiate(_bias, name, **bind),
+        "player": instantiate(_player, name, **bind) if two else first_player,
+        "returns": instantiate(_returns, name, **bind) if two else no_returns,
+        "observe": instantiate(_observe, name, **bind),
+        "compute_prior": uniform_prior,
+    }
 
 
 def prior_op(kernel: Kernel, name: str, fn: Any = None) -> Any:

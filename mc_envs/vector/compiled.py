@@ -1,8 +1,8 @@
 """The compiled batch step: one numba call advances every sub-env of a vector env.
 
 The work of one sub-env is written once, in :func:`_range`'s loop over a range of sub-envs, over
-a game's kernel functions bound as globals by :func:`mc_envs._numba.instantiate` (:class:`Bindings`):
-the serial entry point. The parallel one
+a game's kernel functions bound as globals by :func:`mc_envs._numba.instantiate` (the table
+:class:`mc_envs.kernel.KernelBindings`): the serial entry point. The parallel one
 (:func:`_chunks`) runs that same compiled loop on chunks of the batch, one per thread
 (``prange``, which numba runs on every core). One entry point does the three operations
 (:data:`STEP`, :data:`RESET`, :data:`REFRESH`): each is compiled once, on its first call, and a
@@ -13,20 +13,23 @@ with every layer of compiled calls, whose code LLVM optimizes again in each call
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numba import prange
 
 from mc_envs._numba import instantiate, njit
 from mc_envs.kernel import (
+    TWO_PLAYER,
     Kernel,
-    LegalFn,
-    ObserveFn,
-    PlayerFn,
-    PlayFn,
-    StateFn,
-    TruncatedFn,
+    k_legal,
+    k_observe,
+    k_play,
+    k_player,
+    k_returns,
+    k_score,
+    k_truncated,
+    kernel_bindings,
 )
 from mc_envs.rng import rng_below, rng_next
 
@@ -80,70 +83,6 @@ class Outputs(NamedTuple):
     masks: np.ndarray  # [N, A] bool, as Buffers.masks
     obs: np.ndarray  # [N, ...] as Buffers.obs
     copy: bool  # False: nothing is written (the buffers themselves are returned)
-
-
-# -- the kernel-binding table --------------------------------------------------------------------
-# The game's functions the templates call, by the global names the templates use (the names of
-# mc_envs.agents.ops's table), typed by mc_envs.kernel's aliases.
-
-
-class Bindings(NamedTuple):
-    """The globals bound in each template's instance for one kernel (:func:`bindings`)."""
-
-    k_legal: LegalFn
-    k_play: PlayFn
-    k_score: StateFn
-    k_observe: ObserveFn
-    k_player: PlayerFn  # one-player games: always 0
-    k_returns: StateFn  # one-player games: always 0.0
-    k_truncated: TruncatedFn  # games without a move cap: always False
-    TWO_PLAYER: bool  # rewards from k_returns at the end (else from the score's change)
-
-
-@njit(cache=True, nogil=True)
-def _first_player(state: np.ndarray) -> int:
-    return 0
-
-
-@njit(cache=True, nogil=True)
-def _no_returns(state: np.ndarray) -> float:
-    return 0.0
-
-
-@njit(cache=True, nogil=True)
-def _never_cut(state: np.ndarray) -> bool:
-    return False
-
-
-def bindings(kernel: Kernel) -> Bindings:
-    """The table of ``kernel``'s functions, with the defaults of one-player games and of games
-    without a move cap."""
-    two = kernel.player is not None
-    return Bindings(
-        k_legal=kernel.legal,
-        k_play=kernel.play,
-        k_score=kernel.score,
-        k_observe=kernel.observe,
-        k_player=kernel.player or _first_player,
-        k_returns=kernel.returns if two and kernel.returns is not None else _no_returns,
-        k_truncated=kernel.truncated or _never_cut,
-        TWO_PLAYER=two,
-    )
-
-
-def _unbound(*args: Any) -> Any:
-    raise NotImplementedError("a template's kernel function: bound per game by instantiate")
-
-
-# The names of Bindings, bound per game by instantiate; these keep the module importable.
-k_legal: LegalFn = _unbound
-k_play: PlayFn = _unbound
-k_score: StateFn = _unbound
-k_observe: ObserveFn = _unbound
-k_player: PlayerFn = _unbound
-k_returns: StateFn = _unbound
-k_truncated: TruncatedFn = _unbound
-TWO_PLAYER = False
 
 
 # -- the templates (compiled per game; plain Python until bound) ----------------------------------
@@ -253,8 +192,6 @@ def _chunks(op, actions, where, b, c, out):  # pragma: no cover (compiled)
 
 
 Entry = Callable[..., None]
-_serial: dict[tuple[str, int], Entry] = {}
-_parallel: dict[tuple[str, int], Entry] = {}
 
 
 def serial_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> Entry:
@@ -268,25 +205,14 @@ def serial_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> Entry:
     the states, after a restore). ``buffers``, ``config`` and ``out`` are :class:`Buffers`,
     :class:`Config` and :class:`Outputs` as plain tuples (``tuple(record)``). Each argument has
     one type whatever ``op`` is, so that the entry point is compiled once.
-
-    Raises:
-        ValueError: the kernel has no ``observe`` function (a game that cannot run compiled).
     """
-    key = (kernel.name, opponent)
-    if key not in _serial:
-        name = kernel.name + ("_opponent" if opponent == RANDOM_OPPONENT else "")
-        bound = bindings(kernel)._asdict()
-        _serial[key] = instantiate(_range, name, OPPONENT=opponent, **bound)
-    return _serial[key]
+    name = kernel.name + ("_opponent" if opponent == RANDOM_OPPONENT else "")
+    return instantiate(_range, name, OPPONENT=opponent, **kernel_bindings(kernel)._asdict())
 
 
 def parallel_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> Entry:
     """The parallel entry point of ``kernel``'s batch: ``entry(op, actions, where, buffers,
     config, out)``, the serial entry point's work over all n sub-envs in chunks, on numba's
     threads."""
-    key = (kernel.name, opponent)
-    if key not in _parallel:
-        name = kernel.name + ("_opponent" if opponent == RANDOM_OPPONENT else "")
-        ranges = serial_entry(kernel, opponent)
-        _parallel[key] = instantiate(_chunks, name, parallel=True, _range=ranges)
-    return _parallel[key]
+    name = kernel.name + ("_opponent" if opponent == RANDOM_OPPONENT else "")
+    return instantiate(_chunks, name, parallel=True, _range=serial_entry(kernel, opponent))

@@ -3,8 +3,8 @@
 Every operation is written for one tree (``tb``, the :class:`~mc_envs.agents.mcts.tree.TreeArrays`
 of game ``b``) with the node operations of :mod:`mc_envs.agents.mcts.tree` and a selection rule of
 :mod:`mc_envs.agents.mcts.selection` (``select_edge``, bound per search), and lifted over the batch by a compiled ``for b in range(m)`` (numba's stand-in for
-``jax.vmap``). The game is touched only through the collaborators of :mod:`mc_envs.agents.ops` (and
-:func:`observe`, declared here), bound per kernel by :func:`batch_functions`.
+``jax.vmap``). The game is touched only through the collaborators of :mod:`mc_envs.agents.ops`,
+bound per kernel by :func:`batch_kernels`.
 
 Trees: a :class:`~mc_envs.agents.mcts.tree.TreeArrays` whose every column has a leading game
 axis: M games, N = simulations + 1 nodes and E = N * A edges a tree (``nodes [M, N, 4]``,
@@ -58,6 +58,7 @@ from mc_envs.agents.ops import (
     compiled_ops,
     compute_prior,
     legal,
+    observe,
     play,
     player,
     playout,
@@ -72,18 +73,6 @@ Leaves = namedtuple("Leaves", "states ws moves n obs masks node to_move exact")
 Leaves.__doc__ = """The leaf reached in every tree in a round (shapes in the module docstring)."""
 
 select_edge = select_alphago  # bound per search (batch_kernels)
-
-
-def observe(states: Any, i: int, out: np.ndarray) -> None:
-    """Writes the observation of slot ``i`` into ``out`` (the kernel's ``observe``)."""
-    raise NotImplementedError("observe is bound per kernel by mc_envs.agents.mcts.puct_batch_core")
-
-
-k_observe: Any = None  # bound per kernel
-
-
-def _observe(states, i, out):  # pragma: no cover (compiled)
-    k_observe(states[i], out)
 
 
 def new_trees(m: int, nodes: int, edges: int) -> TreeArrays:
@@ -237,43 +226,19 @@ class BatchKernels(NamedTuple):
     playout_values: PlayoutValues
 
 
-_instances: dict[tuple[str, ...], Any] = {}
-
-
-def _instance(key: tuple[str, ...], make: Callable[[], Any]) -> Any:
-    fn = _instances.get(key)
-    if fn is None:
-        fn = _instances[key] = make()
-    return fn
-
-
 def batch_kernels(kernel: Any, prior: Any = None, rule: str = "alphago") -> BatchKernels:
     """The compiled ``new_roots``, ``simulate`` (with the selection ``rule``, a name of
     :data:`mc_envs.agents.mcts.selection.RULES`) and ``playout_values`` (with the
     :class:`~mc_envs.agents.mcts.search.KernelPrior` ``prior``, uniform if None) of a kernel,
-    each built once."""
+    each built once (:func:`~mc_envs._numba.instantiate`'s memo)."""
     if kernel.observe is None:
         raise ValueError(f"kernel {kernel.name!r} has no observe function: cannot batch it")
-    ops = dict(compiled_ops(kernel))
-    ops["observe"] = _instance(
-        ("observe", kernel.name),
-        lambda: instantiate(_observe, kernel.name, k_observe=kernel.observe),
-    )
+    ops = compiled_ops(kernel)
     suffix = f"batch_{kernel.name}"
     name = prior.name if prior is not None else "uniform"
-    prior_ops = dict(ops)
-    if prior is not None:
-        prior_ops["compute_prior"] = prior_op(kernel, name, prior.fn)
+    prior_ops = ops if prior is None else {**ops, "compute_prior": prior_op(kernel, name, prior.fn)}
     return BatchKernels(
-        new_roots=_instance(
-            ("new_roots", kernel.name), lambda: instantiate(_new_roots, suffix, **ops)
-        ),
-        simulate=_instance(
-            ("simulate", kernel.name, rule),
-            lambda: instantiate(_simulate, f"{suffix}_{rule}", select_edge=RULES[rule], **ops),
-        ),
-        playout_values=_instance(
-            ("playout_values", kernel.name, name),
-            lambda: instantiate(_playout_values, f"{suffix}_{name}", **prior_ops),
-        ),
+        new_roots=instantiate(_new_roots, suffix, **ops),
+        simulate=instantiate(_simulate, f"{suffix}_{rule}", select_edge=RULES[rule], **ops),
+        playout_values=instantiate(_playout_values, f"{suffix}_{name}", **prior_ops),
     )

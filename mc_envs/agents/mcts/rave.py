@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from mc_envs.agents.mcts.tree import (
     NUM_EDGES,
     PARENT,
 )
-from mc_envs.kernel import KnowledgeFn
+from mc_envs.kernel import KnowledgeFn, k_knowledge
 
 # -- the AMAF update (after each iteration's backup) -----------------------------------------------
 
@@ -102,9 +102,6 @@ def zero_edge_stats(t, e0, n, states, i, ws, moves, scratch):
     for k in range(n):
         scratch.know_visits[k] = 0.0
     write_edge_stats(t, e0, n, scratch.know_visits, scratch.know_values)
-
-
-k_knowledge = cast(KnowledgeFn, None)  # bound per kernel knowledge (instantiate)
 
 
 def _knowledge_edge_stats(t, e0, n, states, i, ws, moves, scratch):  # pragma: no cover (compiled)

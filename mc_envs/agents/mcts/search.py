@@ -219,9 +219,6 @@ def generic_prior(prior: Any) -> Any:
     return compute_prior
 
 
-_compiled: dict[tuple, Any] = {}
-
-
 def compiled_search(
     kernel: Any,
     prior: KernelPrior | None = None,
@@ -229,25 +226,20 @@ def compiled_search(
     amaf: bool = False,
     knowledge: str | None = None,
 ) -> Any:
-    """The cached compiled tree search of a kernel, with a compiled prior (uniform if None), a
-    selection rule (a name of :data:`mc_envs.agents.mcts.selection.RULES`), AMAF statistics
-    (``amaf``) and the kernel's tree knowledge ``knowledge`` (a name of ``kernel.knowledge``).
-    A search with either of the last two needs a wide tree."""
+    """The compiled tree search of a kernel (each made once: :func:`~mc_envs._numba.instantiate`'s
+    memo), with a compiled prior (uniform if None), a selection rule (a name of
+    :data:`mc_envs.agents.mcts.selection.RULES`), AMAF statistics (``amaf``) and the kernel's tree
+    knowledge ``knowledge`` (a name of ``kernel.knowledge``). A search with either of the last two
+    needs a wide tree."""
     name = prior.name if prior is not None else "uniform"
-    key = (kernel.name, name, rule, amaf, knowledge)
-    fn = _compiled.get(key)
-    if fn is None:
-        ops = dict(compiled_ops(kernel))
-        ops["compute_prior"] = uniform_priors if prior is None else prior_op(kernel, name, prior.fn)
-        hooks = _hooks(amaf, knowledge is not None)
-        if knowledge is not None:
-            hooks["edge_stats"] = compiled_edge_stats(kernel, knowledge)
-        suffix = f"{kernel.name}_{name}_{rule}"
-        suffix += ("_amaf" if amaf else "") + (f"_k{knowledge}" if knowledge is not None else "")
-        fn = _compiled[key] = instantiate(
-            _tree_search, suffix, select_edge=RULES[rule], **hooks, **ops
-        )
-    return fn
+    ops = dict(compiled_ops(kernel))
+    ops["compute_prior"] = uniform_priors if prior is None else prior_op(kernel, name, prior.fn)
+    hooks = _hooks(amaf, knowledge is not None)
+    if knowledge is not None:
+        hooks["edge_stats"] = compiled_edge_stats(kernel, knowledge)
+    suffix = f"{kernel.name}_{name}_{rule}"
+    suffix += ("_amaf" if amaf else "") + (f"_k{knowledge}" if knowledge is not None else "")
+    return instantiate(_tree_search, suffix, select_edge=RULES[rule], **hooks, **ops)
 
 
 def _hooks(amaf: bool, wide: bool, plain: bool = False) -> dict[str, Any]:

@@ -257,13 +257,8 @@ def select_from_python(rule: str) -> Any:
     """The rule as a compiled function to call from Python, ``select(t, node, rng, c, fpu,
     two_player, use_max)``: numba's dispatcher types scalars 2 us faster a call than a
     :class:`Settings`."""
-    fn = _from_python.get(rule)
-    if fn is None:
-        fn = _from_python[rule] = instantiate(_select_scalars, rule, select_edge=RULES[rule])
-    return fn
+    return instantiate(_select_scalars, rule, select_edge=RULES[rule])
 
-
-_from_python: dict[str, Any] = {}
 
 RULES = {
     "ucb1": select_ucb1,

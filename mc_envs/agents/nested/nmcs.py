@@ -220,18 +220,11 @@ def _no_deeper(level, d0, g, a, k, rng, sh):
 
 _generic = bind_generic(_iterate, _nmcs=bind_generic(_nmcs))
 _plain = bind_generic(_iterate, plain=True, _nmcs=bind_generic(_nmcs, plain=True))
-_entry_points: dict[tuple[str, int], Callable] = {}
 
 
 def compiled_entry(kernel: Any, level: int) -> Callable:
-    """The cached compiled NMCS of a kernel for one level (:func:`mc_envs.agents.ops.ladder`)."""
-    key = (kernel.name, level)
-    fn = _entry_points.get(key)
-    if fn is None:
-        fn = _entry_points[key] = ladder(
-            kernel, level, step=_nmcs, entry=_iterate, bottom=_no_deeper, name="_nmcs"
-        )
-    return fn
+    """The compiled NMCS of a kernel for one level (:func:`mc_envs.agents.ops.ladder`; made once)."""
+    return ladder(kernel, level, step=_nmcs, entry=_iterate, bottom=_no_deeper, name="_nmcs")
 
 
 class NMCS(NestedAgent):

@@ -398,28 +398,23 @@ GENERIC = _generic_entry(False)
 """The generic search: (entry point, adaptation), plain Python over the contract."""
 PLAIN = _generic_entry(True)
 """The generic search with its helpers uncompiled too (a cold cache's stand-in)."""
-_entry_points: dict[tuple[str, int], tuple[Callable, Callable]] = {}
 
 
 def compiled_entry(kernel: Any, level: int) -> tuple[Callable, Callable]:
-    """The cached compiled NRPA of a kernel for one level (:func:`mc_envs.agents.ops.ladder`), and its
-    compiled adaptation."""
-    key = (kernel.name, level)
-    found = _entry_points.get(key)
-    if found is None:
-        ops = compiled_ops(kernel)
-        terms = instantiate(_terms, kernel.name, **ops)
-        rollout = instantiate(_rollout, kernel.name, **ops, _terms=terms)
-        adapt = instantiate(_adapt, kernel.name, **ops, _terms=terms)
-        entry = ladder(
-            kernel,
-            level,
-            step=_nrpa,
-            entry=_iterate,
-            bottom=_no_deeper,
-            name="_nrpa",
-            _rollout=rollout,
-            _adapt=adapt,
-        )
-        found = _entry_points[key] = (entry, adapt)
-    return found
+    """The compiled NRPA of a kernel for one level (:func:`mc_envs.agents.ops.ladder`), and its
+    compiled adaptation (made once: :func:`~mc_envs._numba.instantiate`'s memo)."""
+    ops = compiled_ops(kernel)
+    terms = instantiate(_terms, kernel.name, **ops)
+    rollout = instantiate(_rollout, kernel.name, **ops, _terms=terms)
+    adapt = instantiate(_adapt, kernel.name, **ops, _terms=terms)
+    entry = ladder(
+        kernel,
+        level,
+        step=_nrpa,
+        entry=_iterate,
+        bottom=_no_deeper,
+        name="_nrpa",
+        _rollout=rollout,
+        _adapt=adapt,
+    )
+    return entry, adapt
