@@ -198,9 +198,8 @@ def instantiate(
     Returns:
         The numba dispatcher of the instance (``cache=True``, ``nogil=True``).
     """
-    reads = _names_read(template.__code__)
-    bound = frozenset((k, _identity(v)) for k, v in bindings.items() if k in reads)
-    key = (template, suffix, parallel, inline, bound)
+    reads = bindings.keys() & _names_read(template.__code__)
+    key = (template, suffix, parallel, inline, frozenset(_identity(k, bindings[k]) for k in reads))
     found = _instances.get(key)
     if found is not None:
         return found
@@ -222,11 +221,11 @@ def instantiate(
 # instantiate's memo. A binding that is not a plain constant is keyed by its identity: the
 # instance's namespace holds it, so that its id is never reused while the entry lives.
 _instances: dict[tuple, Any] = {}
-_CONSTANTS = (bool, int, float, str, type(None))
+_CONSTANTS = frozenset((bool, int, float, str, type(None)))
 
 
-def _identity(value: Any) -> tuple:
-    return (type(value), value) if isinstance(value, _CONSTANTS) else (object, id(value))
+def _identity(name: str, value: Any) -> tuple:
+    return (name, type(value), value) if type(value) in _CONSTANTS else (name, None, id(value))
 
 
 @functools.cache

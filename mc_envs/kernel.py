@@ -3,6 +3,7 @@ the one table (:class:`KernelBindings`) by which every compiled template calls t
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from collections.abc import Callable
@@ -136,6 +137,12 @@ class Kernel:
             **extra,
         )
 
+    @functools.cached_property
+    def bindings(self) -> KernelBindings:
+        """This kernel's functions under the names every compiled template binds, with the
+        defaults of the ones it does not give (:class:`KernelBindings`); made once a kernel."""
+        return _table(self)
+
     def __reduce__(self) -> tuple:
         """Pickles each function that is a module global by its module and name, so that a kernel
         sent to a worker process keeps numba's on-disk cache: a numba function pickled by value is
@@ -176,10 +183,10 @@ def _rebuild(items: tuple) -> Kernel:
 
 class KernelBindings(NamedTuple):
     """A kernel's compiled functions under the global names every compiled template calls them
-    by, with a default for each optional one (:func:`kernel_bindings`). A template (the searches
+    by, with a default for each optional one (:attr:`Kernel.bindings`). A template (the searches
     of :mod:`mc_envs.agents.ops`, the vector env's step of :mod:`mc_envs.vector.compiled`) imports
     the placeholders below and is compiled per game with
-    ``instantiate(template, kernel.name, **kernel_bindings(kernel)._asdict())``
+    ``instantiate(template, kernel.name, **kernel.bindings._asdict())``
     (:func:`mc_envs._numba.instantiate`, which keys its memo on the names the template reads)."""
 
     k_legal: LegalFn
@@ -197,10 +204,13 @@ class KernelBindings(NamedTuple):
     TWO_PLAYER: bool  # the game gives player (and returns)
 
 
-def kernel_bindings(kernel: Kernel) -> KernelBindings:
-    """The table of ``kernel``'s functions, with the defaults of the ones it does not give."""
+def _table(kernel: Kernel) -> KernelBindings:
+    codes = kernel.legal_codes
+    if codes is None:
+        code = kernel.code if kernel.code is not None else action_code
+        codes = instantiate(_legal_then_codes, kernel.name, k_legal=kernel.legal, k_code=code)
     two = kernel.player is not None
-    table = KernelBindings(
+    return KernelBindings(
         k_legal=kernel.legal,
         k_play=kernel.play,
         k_playout=kernel.playout,
@@ -210,21 +220,17 @@ def kernel_bindings(kernel: Kernel) -> KernelBindings:
         k_returns=kernel.returns if two and kernel.returns is not None else zero_return,
         k_truncated=kernel.truncated if kernel.truncated is not None else never_truncated,
         k_code=kernel.code if kernel.code is not None else action_code,
-        k_legal_codes=_unbound,
+        k_legal_codes=codes,
         k_select=kernel.select if kernel.select is not None else keep_all,
         k_bias=kernel.bias if kernel.bias is not None else no_bias,
         TWO_PLAYER=two,
     )
-    codes = kernel.legal_codes
-    if codes is None:
-        codes = instantiate(_legal_then_codes, kernel.name, **table._asdict())
-    return table._replace(k_legal_codes=codes)
 
 
 def _unbound(*args: Any) -> Any:
     raise NotImplementedError(
         "a kernel function of a compiled template: bound per game by mc_envs._numba.instantiate "
-        "with mc_envs.kernel.kernel_bindings"
+        "with mc_envs.kernel.Kernel.bindings"
     )
 
 

@@ -18,8 +18,10 @@ sequence found so far and the score that ends the search), written by :func:`mc_
 
 from __future__ import annotations
 
+import functools
 import types
 from collections import namedtuple
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -29,6 +31,7 @@ from mc_envs._numba import instantiate, njit
 from mc_envs.agents.common import count_playout, record
 from mc_envs.core import Kernel, random_policy
 from mc_envs.kernel import (
+    KernelBindings,
     k_bias,
     k_legal,
     k_legal_codes,
@@ -40,7 +43,6 @@ from mc_envs.kernel import (
     k_returns,
     k_score,
     k_select,
-    kernel_bindings,
 )
 from mc_envs.rng import PLAIN_RNG, PlainRngView
 
@@ -215,30 +217,38 @@ def no_returns(states, i):
     return 0.0
 
 
-def compiled_ops(kernel: Kernel) -> dict[str, Any]:
-    """The numba bindings of every collaborator for ``kernel``, built from its
-    :func:`~mc_envs.kernel.kernel_bindings` (each instance made once: :func:`instantiate`'s memo).
+def compiled_ops(kernel: Kernel) -> Mapping[str, Any]:
+    """The numba bindings of every collaborator for ``kernel``, instances of the templates above
+    over its table (:attr:`Kernel.bindings <mc_envs.kernel.Kernel.bindings>`).
 
     One-player kernels get ``player`` = 0 and ``returns`` = 0; kernels without a selective filter
     keep every move; ``compute_prior`` is uniform (:func:`prior_op` binds a kernel's own).
     """
-    bind = kernel_bindings(kernel)._asdict()
-    name = kernel.name
-    two = bind["TWO_PLAYER"]
-    return {
-        "copy_state": instantiate(_copy_state, name),
-        "legal": instantiate(_legal, name, **bind),
-        "play": instantiate(_play, name, **bind),
-        "playout": instantiate(_playout, name, **bind),
-        "score": instantiate(_score, name, **bind),
-        "legal_codes": instantiate(_legal_codes, name, **bind),
-        "select": instantiate(_select, name, **bind),
-        "bias": instantiate(_bias, name, **bind),
-        "player": instantiate(_player, name, **bind) if two else first_player,
-        "returns": instantiate(_returns, name, **bind) if two else no_returns,
-        "observe": instantiate(_observe, name, **bind),
-        "compute_prior": uniform_prior,
-    }
+    return _ops(kernel.name, kernel.bindings)
+
+
+@functools.cache
+def _ops(name: str, table: KernelBindings) -> Mapping[str, Any]:
+    # A function of its arguments alone, remembered because a search asks for it at every call
+    # (instantiate's memo would give the same instances after 11 look-ups: 25 us).
+    bind = table._asdict()
+    two = table.TWO_PLAYER
+    return types.MappingProxyType(
+        {
+            "copy_state": instantiate(_copy_state, name),
+            "legal": instantiate(_legal, name, **bind),
+            "play": instantiate(_play, name, **bind),
+            "playout": instantiate(_playout, name, **bind),
+            "score": instantiate(_score, name, **bind),
+            "legal_codes": instantiate(_legal_codes, name, **bind),
+            "select": instantiate(_select, name, **bind),
+            "bias": instantiate(_bias, name, **bind),
+            "player": instantiate(_player, name, **bind) if two else first_player,
+            "returns": instantiate(_returns, name, **bind) if two else no_returns,
+            "observe": instantiate(_observe, name, **bind),
+            "compute_prior": uniform_prior,
+        }
+    )
 
 
 def prior_op(kernel: Kernel, name: str, fn: Any = None) -> Any:

@@ -29,7 +29,6 @@ from mc_envs.kernel import (
     k_returns,
     k_score,
     k_truncated,
-    kernel_bindings,
 )
 from mc_envs.rng import rng_below, rng_next
 
@@ -207,7 +206,7 @@ def serial_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> Entry:
     one type whatever ``op`` is, so that the entry point is compiled once.
     """
     name = kernel.name + ("_opponent" if opponent == RANDOM_OPPONENT else "")
-    return instantiate(_range, name, OPPONENT=opponent, **kernel_bindings(kernel)._asdict())
+    return instantiate(_range, name, OPPONENT=opponent, **kernel.bindings._asdict())
 
 
 def parallel_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> Entry:
