@@ -41,6 +41,11 @@ class Slot(IntEnum):
 
 CONTROL_SIZE = len(Slot)
 
+#: The counters a checkpoint saves (``control.<name>``) and a resumed search restores. The
+#: first two are in every checkpoint; one added later reads as 0 from a file that lacks it.
+COUNTERS = {"playouts": Slot.PLAYOUTS, "runs": Slot.RUNS, "iterations": Slot.ITERATIONS}
+ALWAYS_SAVED = ("playouts", "runs")
+
 
 class StopReason(str, Enum):
     """Why a search ended: the values of ``SearchResult.stopped`` (equal to their strings).

@@ -31,6 +31,8 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 import numpy as np
 
 from mc_envs.agents.base import (
+    ALWAYS_SAVED,
+    COUNTERS,
     NEG_INF,
     Best,
     Budget,
@@ -173,9 +175,7 @@ class Runner:
             "state": state_fingerprint(self.base),
             "best": {"score": score, "actions": actions},
             "control": {
-                "playouts": int(self.control[Slot.PLAYOUTS]),
-                "runs": int(self.control[Slot.RUNS]),
-                "iterations": int(self.control[Slot.ITERATIONS]),
+                **{name: int(self.control[slot]) for name, slot in COUNTERS.items()},
                 "seconds": round(self.seconds(), 3),
             },
             "search": program.dump(),
@@ -190,19 +190,21 @@ class Runner:
         best = check.mapping(data, "best")
         actions = check.actions(best.get("actions"), "best.actions")
         best_score = check.number(best.get("score"), "best.score")
-        counts = check.mapping(data, "control")
-        playouts = check.count(counts.get("playouts"), "control.playouts")
-        runs = check.count(counts.get("runs"), "control.runs")
-        iterations = check.count(counts.get("iterations", 0), "control.iterations")
+        saved = check.mapping(data, "control")
+        counts = {
+            name: check.count(
+                saved.get(name, None if name in ALWAYS_SAVED else 0), f"control.{name}"
+            )
+            for name in COUNTERS
+        }
         seconds = saved_seconds(data, path)
         program.load(check.mapping(data, "search"), check)
         n = len(actions)
         self.best.seq[:n] = actions
         self.best.length[0] = n
         self.best.score[0] = best_score
-        self.control[Slot.PLAYOUTS] = playouts
-        self.control[Slot.RUNS] = runs
-        self.control[Slot.ITERATIONS] = iterations
+        for name, value in counts.items():
+            self.control[COUNTERS[name]] = value
         self.spent = seconds
         if self.control[Slot.PLAYOUTS] >= self.control[Slot.PLAYOUT_LIMIT]:
             self.control[Slot.STOP] = StopCode.PLAYOUTS
