@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mc_envs.kernel import k_legal  # the placeholder that _template's instances rebind
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("mc_envs",)
 MAX_LINES = 500
@@ -306,3 +308,37 @@ def test_functions_are_at_most_60_lines_except_commented_compiled_kernels() -> N
     assert not unlisted, f"functions over {MAX_FUNCTION_LINES} lines: {unlisted}"
     silent = [key for key, (_, commented) in found.items() if not commented]
     assert not silent, f"long kernels without a comment above saying why: {silent}"
+
+
+def _template(state):  # pragma: no cover (compiled; the memo test only instantiates it)
+    return k_legal(state)
+
+
+def test_instantiate_makes_each_instance_once() -> None:
+    from mc_envs._numba import instantiate
+    from mc_envs.kernel import keep_all, never_truncated
+
+    one = instantiate(_template, "memo_test", k_legal=keep_all, unread=1)
+    assert instantiate(_template, "memo_test", k_legal=keep_all, unread=2) is one  # not read
+    assert instantiate(_template, "memo_test", k_legal=never_truncated) is not one
+    assert instantiate(_template, "memo_test_2", k_legal=keep_all) is not one
+    assert instantiate(_template, "memo_test", inline=True, k_legal=keep_all) is not one
+
+
+def test_one_kernel_binding_table_for_every_compiled_template() -> None:
+    from mc_envs.agents.mcts.puct_batch_core import batch_kernels
+    from mc_envs.agents.ops import compiled_ops
+    from mc_envs.games.connect_four import KERNEL as C4
+    from mc_envs.kernel import no_bias, player_zero, zero_return
+    from mc_envs.vector.compiled import parallel_entry, serial_entry
+
+    assert C4.bindings is C4.bindings
+    assert C4.bindings.TWO_PLAYER and C4.bindings.k_player is C4.player
+    assert C4.bindings.k_legal is C4.legal and C4.bindings.k_bias is no_bias
+    import gymnasium as gym
+
+    same = gym.make("mc_envs/SameGame-v0").unwrapped.kernel.bindings
+    assert not same.TWO_PLAYER and same.k_player is player_zero and same.k_returns is zero_return
+    assert compiled_ops(C4)["legal"] is compiled_ops(C4)["legal"]
+    assert batch_kernels(C4) == batch_kernels(C4)
+    assert serial_entry(C4) is serial_entry(C4) and parallel_entry(C4) is parallel_entry(C4)

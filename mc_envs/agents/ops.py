@@ -5,8 +5,9 @@ only through the operations declared below, always by slot index into a ``states
 declarations are stubs: a binding replaces them in a copy of the template's globals.
 
 - :func:`compiled_ops` binds them to the numba functions of a game's
-  :class:`~mc_envs.core.Kernel` (``states`` is a 2-D array, one state per row); the template is then
-  compiled with :func:`mc_envs._numba.instantiate`: the fast path.
+  :class:`~mc_envs.core.Kernel`, found in its one table (``Kernel.bindings``, a
+  :class:`~mc_envs.kernel.KernelBindings`) (``states`` is a 2-D array, one state per row); the
+  template is then compiled with :func:`mc_envs._numba.instantiate`: the fast path.
 - :data:`GENERIC_OPS` binds them to plain Python over :class:`EnvStates` (snapshots of any env of
   the planning-env contract): :func:`bind_generic` gives the template as a Python function.
 
