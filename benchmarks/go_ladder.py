@@ -71,7 +71,7 @@ ARMS = [
     Arm("uct-go", "`uct-go`, its time setting", "uct-go", games=100),
     Arm(
         "uct-go-mc",
-        "`uct-go` against GNU Go's Monte Carlo mode",
+        "`uct-go`, against GNU Go's Monte Carlo mode (`--monte-carlo`)",
         "uct-go",
         opponent=MONTE_CARLO,
         games=50,
@@ -143,24 +143,41 @@ def rows() -> list[dict]:
 
 
 def table(found: list[dict]) -> str:
-    """The results page's table of the arms."""
+    """The results page's table: every arm in the ladder's order, those not played yet too."""
     lines = [
-        "| setting | board | games | wins | win rate | 95% interval | as Black | as White "
-        "| engine disagreed | s a game |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| arm | setting | board | games | wins | win rate | 95% interval | as Black | as White "
+        "| GNU Go's count differs | s a game |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for row in found:
-        s = row["summary"]
+    played = {row["arm"]: row["summary"] for row in found}
+    for arm in ARMS:
+        head = f"| `{arm.name}` | {arm.what} | {arm.size}x{arm.size} "
+        s = played.get(arm.name)
+        if s is None:
+            lines.append(head + f"| 0 of {arm.games} | not played yet | | | | | | |")
+            continue
         lo, hi = s["interval"]
-        opp = " (GNU Go `--monte-carlo`)" if row["opponent"] == MONTE_CARLO else ""
         lines.append(
-            f"| {row['what']}{opp} | {row['size']}x{row['size']} | {s['games']} of {row['target']} "
-            f"| {s['wins']} | {100 * s['score']:.0f}% | {100 * lo:.0f}-{100 * hi:.0f}% "
+            head + f"| {s['games']} of {arm.games} | {s['wins']} | {100 * s['score']:.0f}% "
+            f"| {100 * lo:.0f}-{100 * hi:.0f}% "
             f"| {s['as_black']['wins']}/{s['as_black']['games']} "
             f"| {s['as_white']['wins']}/{s['as_white']['games']} "
             f"| {s['disagreements']} of {s['compared']} | {s['seconds_per_game']:.0f} |"
         )
     return "\n".join(lines)
+
+
+def specs() -> str:
+    """The arms' agent specs, as a list for the results page (a preset with its keywords)."""
+    from mc_envs.agents.mcts.presets import SPEC_PRESETS
+
+    def spec(arm: Arm) -> str:
+        words = SPEC_PRESETS.get(arm.spec)
+        if words is None:
+            return f"`{arm.spec}`"
+        return f"`{arm.spec}` = `UCT(" + ", ".join(f"{k}={v!r}" for k, v in words.items()) + ")`"
+
+    return "\n".join(f"- `{arm.name}`: {spec(arm)}" for arm in ARMS)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.table:
         found = rows()
         print(table(found))
+        print()
+        print(specs())
         if args.out is not None:
             save_report(args.out, {**provenance(argv), "arms": found})
     return 0
