@@ -114,3 +114,38 @@ def cli_with_ctrl_c(*args: str) -> list[str]:
         "sys.argv[0] = 'mc-envs'; runpy.run_module('mc_envs.cli', run_name='__main__')"
     )
     return [sys.executable, "-c", child, *args]
+
+
+def plain_go_legal(board: np.ndarray, colour: int, seen: set[bytes], a: int) -> bool:
+    """Whether Go's ``colour`` (0 Black, 1 White) may play action ``a`` on ``board`` (0 empty, 1
+    Black, 2 White) by the rules read plainly: a pass always; else an empty point, where a copy of
+    the board with the stone played, the opponent's chains without a liberty removed, leaves the
+    mover's chain a liberty and is not among the ``seen`` boards (positional superko)."""
+    n = board.shape[0]
+    if a == n * n:
+        return True
+    r, c = divmod(a, n)
+    if board[r, c]:
+        return False
+
+    def chain(b: np.ndarray, r0: int, c0: int) -> tuple[set, bool]:
+        todo, stones, free = [(r0, c0)], {(r0, c0)}, False
+        while todo:
+            y, x = todo.pop()
+            for v, u in ((y - 1, x), (y + 1, x), (y, x - 1), (y, x + 1)):
+                if 0 <= v < n and 0 <= u < n:
+                    free |= b[v, u] == 0
+                    if b[v, u] == b[r0, c0] and (v, u) not in stones:
+                        stones.add((v, u))
+                        todo.append((v, u))
+        return stones, free
+
+    b = board.copy()
+    b[r, c] = colour + 1
+    for v, u in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+        if 0 <= v < n and 0 <= u < n and b[v, u] == 2 - colour:
+            stones, free = chain(b, v, u)
+            if not free:
+                for y, x in stones:
+                    b[y, x] = 0
+    return chain(b, r, c)[1] and b.tobytes() not in seen

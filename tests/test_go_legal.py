@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+from helpers import plain_go_legal
 
 import mc_envs  # noqa: F401
 from mc_envs.games import go_text
@@ -12,37 +13,9 @@ from mc_envs.games.go_check import check_state
 
 
 def _reference_legal(board: np.ndarray, colour: int, seen: set[bytes]) -> list[int]:
-    """The legal points by the rules read plainly: a copy of the board with the stone played,
-    the opponent's chains without a liberty removed, then the mover's must have one, and the
-    board must be new."""
-    n = board.shape[0]
-
-    def chain(b: np.ndarray, r: int, c: int) -> tuple[set, bool]:
-        todo, seen_, free = [(r, c)], {(r, c)}, False
-        while todo:
-            y, x = todo.pop()
-            for v, u in ((y - 1, x), (y + 1, x), (y, x - 1), (y, x + 1)):
-                if 0 <= v < n and 0 <= u < n:
-                    free |= b[v, u] == 0
-                    if b[v, u] == b[r, c] and (v, u) not in seen_:
-                        seen_.add((v, u))
-                        todo.append((v, u))
-        return seen_, free
-
-    out = []
-    for a in np.flatnonzero(board.ravel() == 0).tolist():
-        b = board.copy()
-        r, c = divmod(a, n)
-        b[r, c] = colour + 1
-        for v, u in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
-            if 0 <= v < n and 0 <= u < n and b[v, u] == 2 - colour:
-                stones, free = chain(b, v, u)
-                if not free:
-                    for y, x in stones:
-                        b[y, x] = 0
-        if chain(b, r, c)[1] and b.tobytes() not in seen:
-            out.append(a)
-    return out
+    """The legal points by the rules read plainly (:func:`helpers.plain_go_legal`)."""
+    empty = np.flatnonzero(board.ravel() == 0).tolist()
+    return [a for a in empty if plain_go_legal(board, colour, seen, a)]
 
 
 def test_the_legal_moves_of_random_games_are_the_rules_read_plainly() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from helpers import plain_go_legal
 
 import mc_envs  # noqa: F401
 from mc_envs import State
@@ -59,39 +60,6 @@ def plain_true_eye(board: np.ndarray, r: int, c: int, colour: int) -> bool:
     return enemies <= (0 if len(inside) < 4 else 1)
 
 
-def plain_legal(board: np.ndarray, colour: int, seen: set[bytes], a: int) -> bool:
-    """Whether colour (0, 1) may play action a by the rules read plainly: empty, the opponent's
-    chains without a liberty removed, then the mover's has one, and the board is new."""
-    n = board.shape[0]
-    if a == n * n:
-        return True
-    r, c = divmod(a, n)
-    if board[r, c]:
-        return False
-
-    def chain(b: np.ndarray, r0: int, c0: int) -> tuple[set, bool]:
-        todo, stones, free = [(r0, c0)], {(r0, c0)}, False
-        while todo:
-            y, x = todo.pop()
-            for v, u in ((y - 1, x), (y + 1, x), (y, x - 1), (y, x + 1)):
-                if 0 <= v < n and 0 <= u < n:
-                    free |= b[v, u] == 0
-                    if b[v, u] == b[r0, c0] and (v, u) not in stones:
-                        stones.add((v, u))
-                        todo.append((v, u))
-        return stones, free
-
-    b = board.copy()
-    b[r, c] = colour + 1
-    for v, u in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
-        if 0 <= v < n and 0 <= u < n and b[v, u] == 2 - colour:
-            stones, free = chain(b, v, u)
-            if not free:
-                for y, x in stones:
-                    b[y, x] = 0
-    return chain(b, r, c)[1] and b.tobytes() not in seen
-
-
 def kernel_playout(env, policy: str, seed: int) -> list[int]:
     state = np.array(env.state_view)
     seq = np.zeros(env.kernel.max_moves + 1, np.int64)
@@ -108,7 +76,7 @@ def replay(env, moves: list[int]) -> tuple[int, int]:
     fills = early_passes = 0
     for a in moves:
         board, colour = env.board, env.current_player
-        assert plain_legal(board, colour, seen, a), (go_text.format_board(env.state_view), a)
+        assert plain_go_legal(board, colour, seen, a), (go_text.format_board(env.state_view), a)
         if a == n * n:
             others = [
                 b
