@@ -53,16 +53,14 @@ from mc_envs.games.go_layout import (
     area,
     in_atari,
     lib_term,
-    lowest_bit,
-    popcount,
 )
 from mc_envs.games.go_layout import check_config as check_config
 from mc_envs.games.go_layout import new_state as new_state
 from mc_envs.games.go_layout import observe as observe
 from mc_envs.games.go_layout import offsets as offsets
 from mc_envs.games.go_legal import is_legal_point as is_legal_point
+from mc_envs.games.go_legal import kth_point, legal_words
 from mc_envs.games.go_legal import legal as legal
-from mc_envs.games.go_legal import legal_words
 from mc_envs.games.go_legal import suicide as suicide
 from mc_envs.games.go_policy import EYE, MOGO, RANDOM, choose, mogo_knowledge
 
@@ -272,17 +270,8 @@ def playout(
             count += 1
         return count
     while not state[OVER]:
-        k = rng_below(rng, legal_words(state, ws) + 1)
-        a = n * n
-        for i in range(w):
-            word = ws[i]
-            c = popcount(word)
-            if k < c:
-                for _ in range(k):
-                    word &= word - 1
-                a = ACTION_OF[n, i * 64 + lowest_bit(word)]
-                break
-            k -= c
+        pt = kth_point(ws, w, rng_below(rng, legal_words(state, ws) + 1))
+        a = n * n if pt < 0 else ACTION_OF[n, pt]
         play(state, a, ws)
         seq[start + count] = a
         count += 1

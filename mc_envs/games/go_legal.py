@@ -229,6 +229,21 @@ def legal_words(state: np.ndarray, out: np.ndarray) -> int:
     return count
 
 
+@njit(cache=True, nogil=True, inline="always")
+def kth_point(ws, w, k):
+    """The point of the ``k``-th set bit (from 0) of the words ``ws[:w]`` (:func:`legal_words`'),
+    or -1 when fewer are set."""
+    for i in range(w):
+        word = ws[i]
+        c = popcount(word)
+        if k < c:
+            for _ in range(k):
+                word &= word - 1
+            return i * 64 + lowest_bit(word)
+        k -= c
+    return -1
+
+
 @njit(cache=True, nogil=True)
 def legal(state: np.ndarray, ws: np.ndarray, out: np.ndarray) -> int:
     """Writes the legal actions, ascending (the pass last), into ``out``; none once the game is

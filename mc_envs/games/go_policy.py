@@ -56,9 +56,8 @@ from mc_envs.games.go_layout import (
     atari_point,
     in_atari,
     lowest_bit,
-    popcount,
 )
-from mc_envs.games.go_legal import legal_words
+from mc_envs.games.go_legal import kth_point, legal_words
 from mc_envs.rng import rng_below
 
 RANDOM, EYE, MOGO = 0, 1, 2
@@ -288,17 +287,7 @@ def _eye_move(state, rng, ws, w, count):
     n = state[SIZE]
     own = state[PLAYER] + 1
     while count > 0:
-        k = rng_below(rng, count)
-        pt = -1
-        for i in range(w):
-            word = ws[i]
-            c = popcount(word)
-            if k < c:
-                for _ in range(k):
-                    word &= word - 1
-                pt = i * 64 + lowest_bit(word)
-                break
-            k -= c
+        pt = kth_point(ws, w, rng_below(rng, count))
         if not true_eye(state, pt, own):
             return ACTION_OF[n, pt]
         ws[pt >> 6] &= ~(np.int64(1) << (pt & 63))
