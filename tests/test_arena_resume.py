@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import cli_with_ctrl_c
 
 from mc_envs import go_sgf
 from mc_envs.agents import RandomAgent, specs
@@ -226,7 +227,10 @@ def test_ctrl_c_ends_workers_and_engines_and_keeps_the_record(tmp_path: Path) ->
     state = tmp_path / arena_state.STATE_NAME
     args = [sys.executable, "-m", "mc_envs.cli", *BASE[:2], "uct:iterations=20", GNUGO_SPEC,
             *BASE[4:], "--games", "12", "--jobs", "2", "--sgf-dir", str(tmp_path)]  # fmt: skip
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    interruptible = cli_with_ctrl_c(*args[3:])  # SIGINT reaches it from a background shell too
+    proc = subprocess.Popen(
+        interruptible, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 300
         while not (state.exists() and engines()) and time.monotonic() < deadline:
