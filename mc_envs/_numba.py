@@ -38,6 +38,7 @@ NOT_COMPILED = (
     "agents/gtp_player.py",
     "agents/specs.py",
     "extras.py",
+    "interpret.py",
     "go_sgf.py",
     "morpion_records.py",
     "opponents.py",
@@ -122,11 +123,37 @@ _configure()
 
 import numba  # noqa: E402
 import numba.extending  # noqa: E402
+import numpy as np  # noqa: E402
 from numba.core import types as _types  # noqa: E402
+from numba.core.dispatcher import OmittedArg  # noqa: E402
 from numba.core.registry import CPUDispatcher  # noqa: E402
 
+# While a child process compiles a cold env's kernels (mc_envs.interpret), the rule that says
+# which functions a call from Python runs as plain Python meanwhile; None: numba compiles them.
+interpreter: list[Callable[[Any], bool] | None] = [None]
 
-class Dispatcher(CPUDispatcher):
+
+class Interpretable(CPUDispatcher):
+    """numba's CPU dispatcher, but a call from Python that would compile runs the function's
+    Python code instead while :data:`interpreter` says so (its calls of other kernels go the same
+    way). numba's C dispatcher reaches ``_compile_for_args`` only when no compiled code fits the
+    arguments, so a compiled kernel's calls cost what they did."""
+
+    def _compile_for_args(self, *args: Any, **kws: Any) -> Any:
+        rule = interpreter[0]
+        if rule is not None and rule(self):
+            return functools.partial(_interpreted, self.py_func)  # numba calls it with the args
+        return super()._compile_for_args(*args, **kws)
+
+
+def _interpreted(py_func: Callable[..., Any], *args: Any) -> Any:
+    # numba hands the arguments as it folded them: an omitted one as its default, wrapped
+    args = tuple(a.value if isinstance(a, OmittedArg) else a for a in args)
+    with np.errstate(over="ignore"):  # numba's integers wrap silently; numpy's scalars warn
+        return py_func(*args)
+
+
+class Dispatcher(Interpretable):
     """numba's CPU dispatcher, but a call from compiled code compiles one specialization whatever
     constants it passes: numba would type ``f(x, 0)`` with ``Literal[int](0)`` and compile ``f``
     (and everything it calls with that argument) a second time next to ``f(x, i)``."""
@@ -153,7 +180,7 @@ def njit(
 
     def wrap(py_func: Callable[..., Any]) -> Any:
         targetoptions = {"nopython": True, **options}
-        kind = CPUDispatcher if constants else Dispatcher
+        kind = Interpretable if constants else Dispatcher
         dispatcher = kind(py_func=py_func, locals={}, targetoptions=targetoptions)
         if cache:
             dispatcher.enable_caching()
@@ -162,11 +189,57 @@ def njit(
     return wrap if fn is None else wrap(fn)
 
 
-def intrinsic(typing: Callable[..., Any]) -> Callable[..., Any]:
-    """numba's ``intrinsic`` (LLVM code inlined into compiled callers), typed as compiled code
-    calls it: with its arguments alone (numba's stubs type the call as ``typing``'s, whose first
-    parameter is the typing context)."""
-    return cast(Callable[..., Any], numba.extending.intrinsic(typing))
+class _Intrinsic(numba.core.extending._Intrinsic):
+    """numba's intrinsic, callable from Python through its ``python`` twin (the interpreted
+    kernels of :data:`interpreter` call it)."""
+
+    python: Callable[..., Any]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.python(*args)
+
+
+def intrinsic(python: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """numba's ``intrinsic`` (LLVM code inlined into compiled callers) with ``python``, the same
+    operation in Python, for calls from the interpreter; typed as compiled code calls it: with its
+    arguments alone (numba's stubs type the call as the typing function's, whose first parameter
+    is the typing context)."""
+
+    def wrap(typing: Callable[..., Any]) -> Callable[..., Any]:
+        made = _Intrinsic(getattr(typing, "__name__", str(typing)), typing)
+        made._register()
+        made.python = python
+        return cast(Callable[..., Any], made)
+
+    return wrap
+
+
+def _width(x: Any) -> int:
+    return int(x.dtype.itemsize * 8) if isinstance(x, np.generic) else 64
+
+
+def _unsigned(x: Any) -> int:
+    return int(x) & ((1 << _width(x)) - 1)
+
+
+def _like(x: Any, value: int) -> Any:
+    return x.dtype.type(value) if isinstance(x, np.generic) else value
+
+
+def ctpop(x: Any) -> Any:
+    """The set bits of an integer word, as LLVM's ``ctpop`` counts them, in ``x``'s type."""
+    return _like(x, _unsigned(x).bit_count())
+
+
+def ctlz(x: Any) -> Any:
+    """The leading zero bits of an integer word (its width for 0), as LLVM's ``ctlz``."""
+    return _like(x, _width(x) - _unsigned(x).bit_length())
+
+
+def cttz(x: Any) -> Any:
+    """The trailing zero bits of an integer word (its width for 0), as LLVM's ``cttz``."""
+    u = _unsigned(x)
+    return _like(x, (u & -u).bit_length() - 1 if u else _width(x))
 
 
 def instantiate(

@@ -28,6 +28,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from mc_envs.contract import PlanningContract as PlanningContract  # re-exported
+from mc_envs.interpret import constructor
 from mc_envs.kernel import Kernel as Kernel  # re-exported: part of the contract
 from mc_envs.rng import Rng
 from mc_envs.spaces import LegalDiscrete as LegalDiscrete  # re-exported: part of the contract
@@ -173,6 +174,8 @@ class PlanningEnv(gym.Env[np.ndarray, np.int64]):
         # Gymnasium 1.x reads how vector envs autoreset from the metadata: the next step() after
         # the end of an episode resets (the default of gym.make_vec's sync and async envs).
         cls.metadata = {**cls.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
+        if "__init__" in cls.__dict__:  # made with cold kernels interpreted (mc_envs.interpret)
+            cls.__init__ = constructor(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     def __init__(self, illegal_action: str = "terminate") -> None:
         # Computed when first asked: the legal actions (None after every change of the state), and

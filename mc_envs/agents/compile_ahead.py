@@ -31,6 +31,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import mc_envs.interpret as interpret
 from mc_envs._numba import is_cached
 from mc_envs.agents.base import Budget
 
@@ -42,9 +43,11 @@ _enabled = [True]
 
 
 def enable(on: bool = True) -> None:
-    """Turns the stand-in on or off in this process (workers turn it off: they compile while the
-    caller stands in for them)."""
+    """Turns the stand-in, and the interpreted kernels of a cold env (:mod:`mc_envs.interpret`),
+    on or off in this process (workers turn them off: they compile while the caller stands in
+    for them)."""
     _enabled[0] = bool(on)
+    interpret.enable(on)
 
 
 @contextlib.contextmanager

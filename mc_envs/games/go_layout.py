@@ -69,7 +69,7 @@ from __future__ import annotations
 import numpy as np
 from numba.core import cgutils, types
 
-from mc_envs._numba import intrinsic, njit
+from mc_envs._numba import ctpop, cttz, intrinsic, njit
 from mc_envs.games.two_player import MOVES as MOVES
 from mc_envs.games.two_player import OVER as OVER
 from mc_envs.games.two_player import PLAYER as PLAYER
@@ -121,7 +121,7 @@ def _tables() -> tuple[np.ndarray, ...]:
 ACTION_OF, POINT_OF, ON_BOARD, ROW_OF, COL_OF = _tables()
 
 
-@intrinsic
+@intrinsic(ctpop)
 def popcount(typingctx, x):
     """The set bits of an int64 (LLVM's ctpop)."""
     sig = types.int64(types.int64)
@@ -132,7 +132,7 @@ def popcount(typingctx, x):
     return sig, codegen
 
 
-@intrinsic
+@intrinsic(cttz)
 def lowest_bit(typingctx, x):
     """The index of the lowest set bit of a non-zero int64 (LLVM's cttz)."""
     sig = types.int64(types.int64)

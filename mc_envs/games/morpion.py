@@ -180,6 +180,7 @@ def _line_missing(state, sx, sy, d):
 
 @njit(cache=True, nogil=True)
 def _popcount(x):
+    x = np.int64(x)  # as numba computes it (numpy's int32 scalars would overflow when interpreted)
     x = x - ((x >> 1) & 0x55555555)
     x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
     x = (x + (x >> 4)) & 0x0F0F0F0F

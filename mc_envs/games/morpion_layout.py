@@ -85,7 +85,7 @@ def legal(state, ws, out):
             while bits:
                 low = bits & -bits
                 bits ^= low
-                x = k * MASK_BITS + _DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]
+                x = k * MASK_BITS + _DEBRUIJN[((np.int64(low) * 0x077CB531) & 0xFFFFFFFF) >> 27]
                 c = y * g + x
                 mv = (state[HEADER + c] >> MOVE_SHIFT) & 0xFFFFF
                 b = 0

@@ -25,7 +25,7 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 
-from mc_envs._numba import intrinsic, njit
+from mc_envs._numba import ctlz, ctpop, cttz, intrinsic, njit
 from mc_envs.games import samegame as sg
 from mc_envs.rng import rng_below
 
@@ -43,7 +43,7 @@ _63 = np.uint64(63)
 _64 = np.uint64(64)
 
 
-@intrinsic
+@intrinsic(ctpop)
 def _popcount(typingctx, x):
     """The number of set bits of an unsigned word (LLVM ``ctpop``)."""
     if not isinstance(x, types.Integer):
@@ -55,7 +55,7 @@ def _popcount(typingctx, x):
     return x(x), codegen
 
 
-@intrinsic
+@intrinsic(ctlz)
 def _clz(typingctx, x):
     """The number of leading zero bits of an unsigned word; the word's width for 0 (``ctlz``)."""
     if not isinstance(x, types.Integer):
@@ -67,7 +67,7 @@ def _clz(typingctx, x):
     return x(x), codegen
 
 
-@intrinsic
+@intrinsic(cttz)
 def _ctz(typingctx, x):
     """The number of trailing zero bits of an unsigned word; the word's width for 0 (``cttz``)."""
     if not isinstance(x, types.Integer):

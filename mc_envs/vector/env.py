@@ -12,6 +12,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
+from mc_envs.interpret import stop as stop_interpreting
 from mc_envs.kernel import CAP_INFO
 from mc_envs.state import frozen_copy
 from mc_envs.vector.args import checked_actions, opponent_kind, reset_mask, step_limit, unbound
@@ -94,6 +95,7 @@ class PlanningVectorEnv(VectorEnv):
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise ValueError(f"threads must be None or a positive integer, got {threads!r}")
         self.max_episode_steps = step_limit(max_episode_steps)
+        stop_interpreting()  # Python could not step a thousand games a call: compile from here on
         self.proto = proto = env_class(**kwargs)  # checks the kwargs; draws starts and reasons
         self.num_envs = n = int(num_envs)
         self.copy = copy

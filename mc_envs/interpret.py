@@ -1,0 +1,210 @@
+"""Cold caches in a single env: the game's kernels run as Python while a child process compiles them.
+
+An env met with an empty numba cache would compile its game's kernels as it is made and at its
+first step (SameGame 2.4 s, Go 4.5 s on a 2-core machine). Instead, an env is made with the
+kernels the cache lacks interpreted, and one whose game's kernels are not cached then starts a child process (``python -m mc_envs.interpret``, the env pickled on its
+standard input) that plays a few random episodes of the same env, which compiles everything the
+env calls into the on-disk cache. Until the child ends, a call from Python of a game kernel that
+the cache lacks runs the kernel's own Python code (:class:`mc_envs._numba.Interpretable`): the
+same source, interpreted, a step in milliseconds instead of microseconds. Once the child has
+ended, each kernel loads from the cache at its next call.
+
+Off where compiling is the job: with ``MC_ENVS_COMPILE_AHEAD=0`` (the test suite sets it), in a
+parallel search's workers (:func:`enable`), and from the moment a compiled vector env is made in
+the process (:func:`stop`): it steps a thousand games a call, which Python could not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from mc_envs._numba import interpreter, is_cached
+
+DISABLED = os.environ.get("MC_ENVS_COMPILE_AHEAD", "1") == "0"
+GAME_MODULES = ("mc_envs.games.", "mc_envs.kernel", "mc_envs.rng")
+EPISODES, STEPS = 2, 400  # what the child plays: enough to reach every kernel a step calls
+_enabled = [True]
+_depth = [0]  # env constructors running in this process
+_started: set[str] = set()  # the games a child was started for, once a process
+_children: list[subprocess.Popen] = []
+_lock = threading.Lock()
+_cold: dict[int, float] = {}  # dispatcher id -> when the cache was last seen to lack it
+RECHECK = 0.25  # seconds between two looks at the cache for one kernel
+interpreted = [0]  # kernel calls run as Python in this process
+
+
+def enable(on: bool = True) -> None:
+    """Turns interpreting on or off in this process (a search's workers turn it off)."""
+    _enabled[0] = bool(on)
+    if not on:
+        interpreter[0] = None
+
+
+def stop() -> None:
+    """Compiles from now on in this process (a compiled vector env is being made)."""
+    enable(False)
+
+
+def children() -> list[subprocess.Popen]:
+    """The compiling children this process started that are still running."""
+    with _lock:
+        return [p for p in _children if p.poll() is None]
+
+
+def wait(timeout: float | None = None) -> bool:
+    """Waits for every compiling child; returns whether they have all ended."""
+    end = None if timeout is None else time.monotonic() + timeout
+    for child in children():
+        try:
+            child.wait(None if end is None else max(end - time.monotonic(), 0.0))
+        except subprocess.TimeoutExpired:
+            return False
+    return True
+
+
+def _rule(dispatcher: Any) -> bool:
+    """Whether a call from Python that would compile ``dispatcher`` runs it as Python instead."""
+    if _depth[0] == 0 and not children():
+        interpreter[0] = None  # every child has ended: compile (or load) from now on
+        return False
+    if not dispatcher.py_func.__module__.startswith(GAME_MODULES):
+        return False
+    now = time.monotonic()
+    if now - _cold.get(id(dispatcher), -RECHECK) >= RECHECK:
+        if is_cached(dispatcher):
+            return False
+        _cold[id(dispatcher)] = now
+    interpreted[0] += 1
+    return True
+
+
+@contextlib.contextmanager
+def everything() -> Iterator[None]:
+    """Within the block, every game kernel called from Python that this process has not compiled
+    yet runs as Python, cached or not, child or not: to step through a kernel with a debugger,
+    and for the tests that check the interpreted kernels play as the compiled ones."""
+    before = interpreter[0]
+    interpreter[0] = _game_kernel
+    try:
+        yield
+    finally:
+        interpreter[0] = before
+
+
+def _game_kernel(dispatcher: Any) -> bool:
+    if not dispatcher.py_func.__module__.startswith(GAME_MODULES):
+        return False
+    interpreted[0] += 1
+    return True
+
+
+def constructor(init: Callable[..., None]) -> Callable[..., None]:
+    """An env class's ``__init__`` that interprets the game kernels the cache lacks while it
+    runs (the env makes its first state), then calls :func:`begin`."""
+
+    @functools.wraps(init)
+    def construct(self: Any, *args: Any, **kwargs: Any) -> None:
+        if DISABLED or not _enabled[0]:
+            init(self, *args, **kwargs)
+            return
+        _depth[0] += 1
+        interpreter[0] = _rule
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            _depth[0] -= 1
+        if _depth[0] == 0:  # the outermost class's __init__ has run: the env is whole
+            begin(self)
+
+    return construct
+
+
+def begin(env: Any) -> None:
+    """Once an env is made: if its game's kernels are not cached (and no child was started for
+    that game in this process), starts the child that compiles them, and interprets them
+    meanwhile."""
+    try:
+        if DISABLED or not _enabled[0] or env.kernel.name in _started:
+            return
+        _started.add(env.kernel.name)
+        if all(is_cached(getattr(env.kernel, f)) for f in ("play", "legal", "observe")):
+            return
+        _start(env)
+    finally:
+        if _depth[0] == 0 and not children():
+            interpreter[0] = None
+
+
+def _start(env: Any) -> None:
+    try:
+        payload = pickle.dumps(env)
+    except Exception:  # noqa: BLE001 - an env that cannot be sent compiles here
+        return
+    path = os.pathsep.join(p for p in sys.path if p)
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "mc_envs.interpret"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": path, "MC_ENVS_COMPILE_AHEAD": "0"},
+            start_new_session=True,  # Ctrl-C at the caller's terminal does not cut it short
+        )
+    except OSError:
+        return  # no child can start here: compile here
+    # Fed from a thread: a payload over the pipe's buffer would wait for the child's imports.
+    threading.Thread(target=_feed, args=(child, payload), daemon=True).start()
+    with _lock:
+        _children.append(child)
+
+
+def _feed(child: subprocess.Popen, payload: bytes) -> None:
+    try:
+        if child.stdin is not None:  # always: the child is started with a pipe for it
+            child.stdin.write(payload)
+            child.stdin.close()
+    except OSError:
+        pass  # it died at once: poll() says so, and the env compiles at its next cold call
+
+
+def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:
+    """Plays ``episodes`` random episodes of at most ``steps`` moves through the env's whole
+    interface (what the child does to compile it)."""
+    rng = np.random.default_rng(0)
+    for episode in range(episodes):
+        env.reset(seed=episode)
+        for _ in range(steps):
+            legal = env.legal_actions()
+            if len(legal) == 0:
+                break
+            env.action_masks()
+            snapshot = env.clone_state()
+            action = int(rng.choice(legal))
+            env.step(action)
+            env.restore_state(snapshot)
+            _, _, terminated, truncated, _ = env.step(action)
+            env.score  # noqa: B018 - a property that may call a kernel
+            if terminated or truncated:
+                break
+
+
+def _main() -> int:
+    # Not niced, unlike a search's compiling child: the env runs slowly until this one ends.
+    env = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
+    exercise(env)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())

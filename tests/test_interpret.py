@@ -1,0 +1,203 @@
+"""Cold caches in a single env: its kernels interpreted while a child compiles them, agreeing with
+the compiled kernels move for move."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import gymnasium as gym
+import numba
+import numpy as np
+import pytest
+
+import mc_envs  # noqa: F401
+from mc_envs import _numba, interpret
+from mc_envs._numba import ctlz, ctpop, cttz
+from mc_envs.games import go_layout, samegame_bits
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = [
+    ("mc_envs/SameGame-v0", {}),
+    ("mc_envs/SameGame-v0", {"position": 1}),
+    ("mc_envs/MorpionSolitaire5D-v0", {}),
+    ("mc_envs/MorpionSolitaire5T-v0", {}),
+    ("mc_envs/Sudoku-v0", {}),
+    ("mc_envs/Sudoku-v0", {"size": 16}),
+    ("mc_envs/TicTacToe-v0", {}),
+    ("mc_envs/ConnectFour-v0", {"opponent": "random"}),
+    ("mc_envs/LeftMove-v0", {}),
+    ("mc_envs/LeftmostPath-v0", {}),
+    ("mc_envs/WeakSchur-v0", {}),
+    ("mc_envs/Go-v0", {}),
+    ("mc_envs/Go-v0", {"size": 19}),
+]
+# A few random episodes through the env's whole interface, as hashes and numbers; run here on the
+# compiled kernels and in a fresh process on the interpreted ones.
+TRAJECTORY = textwrap.dedent(
+    """
+    import hashlib
+    import gymnasium as gym
+    import numpy as np
+
+    def digest(a):
+        return hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()[:16]
+
+    def trajectory(env_id, kwargs, episodes=2, steps=40):
+        env = gym.make(env_id, **kwargs).unwrapped
+        rng = np.random.default_rng(7)
+        out = []
+        for episode in range(episodes):
+            obs, _ = env.reset(seed=episode)
+            record = [digest(obs), digest(env.clone_state().data)]
+            for _ in range(steps):
+                legal = env.legal_actions()
+                record.append(legal.tolist())
+                if len(legal) == 0:
+                    break
+                record.append(digest(env.action_masks()))
+                snapshot = env.clone_state()
+                action = int(rng.choice(legal))
+                env.step(action)
+                env.restore_state(snapshot)
+                obs, reward, terminated, truncated, _ = env.step(action)
+                record.append([digest(obs), float(reward), bool(terminated), bool(truncated),
+                               float(env.score), int(env.current_player)])
+                if terminated or truncated:
+                    break
+            out.append(record)
+        return out
+    """
+)
+
+
+def _python(code: str, cache: Path | None = None, ahead: bool = False) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MC_ENVS_COMPILE_AHEAD": "1" if ahead else "0"}
+    if cache is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+COMPILES = textwrap.dedent(
+    """
+    from numba.core import event
+    compiled = []
+    class _Compiles(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__module__)
+        def on_end(self, ev):
+            pass
+    event.register("numba:compile", _Compiles())
+    """
+)
+
+
+def test_interpreted_kernels_play_as_the_compiled_ones():
+    code = (
+        TRAJECTORY
+        + COMPILES
+        + textwrap.dedent(
+            f"""
+        import json
+        import mc_envs
+        from mc_envs import interpret
+        with interpret.everything():
+            runs = [trajectory(env_id, kwargs) for env_id, kwargs in {CONFIGS!r}]
+        games = [m for m in compiled if m.startswith(interpret.GAME_MODULES)]
+        print(json.dumps({{"runs": runs, "interpreted": interpret.interpreted[0],
+                          "compiled": games}}))
+        """
+        )
+    )
+    interpreted = _python(code)
+    assert interpreted["interpreted"] > 1000  # the kernels did run as Python
+    assert interpreted["compiled"] == []  # and none of the game's compiled
+    namespace: dict = {}
+    exec(TRAJECTORY, namespace)
+    for (env_id, kwargs), run in zip(CONFIGS, interpreted["runs"], strict=True):
+        assert namespace["trajectory"](env_id, kwargs) == run, (env_id, kwargs)
+
+
+def test_a_cold_env_steps_at_once_and_then_loads_what_its_child_compiled(tmp_path):
+    code = COMPILES + textwrap.dedent(
+        """
+        import json
+        import gymnasium as gym
+        import mc_envs
+        from mc_envs import interpret
+        env = gym.make("mc_envs/Go-v0")
+        env.reset(seed=0)
+        env.step(int(env.unwrapped.legal_actions()[0]))
+        first = {"compiled": list(compiled), "interpreted": interpret.interpreted[0],
+                 "children": len(interpret.children())}
+        ended = interpret.wait(timeout=240)
+        count = interpret.interpreted[0]
+        for _ in range(5):
+            env.step(int(env.unwrapped.legal_actions()[0]))
+        play = env.unwrapped.kernel.play
+        print(json.dumps({"first": first, "ended": ended, "later": list(compiled),
+                          "interpreted_later": interpret.interpreted[0] - count,
+                          "hits": sum(play.stats.cache_hits.values()),
+                          "misses": sum(play.stats.cache_misses.values())}))
+        """
+    )
+    out = _python(code, cache=tmp_path / "cache", ahead=True)
+    first = out["first"]
+    assert first["compiled"] == [] and first["interpreted"] > 0 and first["children"] == 1
+    assert out["ended"]
+    # After the child: the kernels load from the cache it filled, none compiles here.
+    assert out["later"] == [] and out["interpreted_later"] == 0
+    assert out["hits"] >= 1 and out["misses"] == 0
+    assert list((tmp_path / "cache").rglob("*.nbi"))
+
+
+def test_a_warm_cache_starts_no_child_and_a_vector_env_compiles(monkeypatch):
+    monkeypatch.setattr(interpret, "DISABLED", False)
+    monkeypatch.setattr(interpret, "_enabled", [True])
+    monkeypatch.setattr(interpret, "_started", set())
+    before = _numba.interpreter[0]
+    try:
+        env = gym.make("mc_envs/ConnectFour-v0")  # compiled by now in this process
+        env.reset(seed=0)
+        assert interpret.children() == [] and _numba.interpreter[0] is None
+        _numba.interpreter[0] = interpret._rule
+        vec = gym.make_vec("mc_envs/ConnectFour-v0", num_envs=2)
+        vec.close()
+        assert _numba.interpreter[0] is None and interpret._enabled[0] is False
+    finally:
+        _numba.interpreter[0] = before
+
+
+@numba.njit
+def _compiled_bits(words, signed):
+    out = np.empty((len(words), 5), np.int64)
+    for i in range(len(words)):
+        w = words[i]
+        out[i, 0] = samegame_bits._popcount(w)
+        out[i, 1] = samegame_bits._clz(w)
+        out[i, 2] = samegame_bits._ctz(w)
+        out[i, 3] = go_layout.popcount(signed[i])
+        out[i, 4] = go_layout.lowest_bit(signed[i]) if signed[i] != 0 else -1
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.uint64, np.uint32])
+def test_the_intrinsics_python_twins_count_bits_as_llvm(dtype):
+    rng = np.random.default_rng(3)
+    bits = np.iinfo(dtype).bits
+    words = rng.integers(0, np.iinfo(dtype).max, 200, dtype=dtype, endpoint=True)
+    words[:4] = [0, 1, np.iinfo(dtype).max, 1 << (bits - 1)]
+    signed = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, 200, dtype=np.int64)
+    signed[:3] = [0, -1, np.iinfo(np.int64).min]
+    compiled = _compiled_bits(words, signed)
+    for i, (w, s) in enumerate(zip(words, signed, strict=True)):
+        twins = [ctpop(w), ctlz(w), cttz(w), go_layout.popcount(s)]
+        twins.append(go_layout.lowest_bit(s) if s != 0 else -1)
+        assert [int(t) for t in twins] == compiled[i].tolist(), (w, s)
+        assert type(samegame_bits._popcount(w)) is type(w)  # the intrinsic's Python call
