@@ -143,7 +143,7 @@ class Interpretable(CPUDispatcher):
         rule = interpreter[0]
         if rule is not None and rule(self):
             return functools.partial(_interpreted, self.py_func)  # numba calls it with the args
-        return super()._compile_for_args(*args, **kws)
+        return super()._compile_for_args(*args, **kws)  # type: ignore[misc]  # numba: untyped
 
 
 def _interpreted(py_func: Callable[..., Any], *args: Any) -> Any:
@@ -189,7 +189,7 @@ def njit(
     return wrap if fn is None else wrap(fn)
 
 
-class _Intrinsic(numba.core.extending._Intrinsic):
+class _Intrinsic(numba.core.extending._Intrinsic):  # type: ignore[misc]  # final in the stubs only
     """numba's intrinsic, callable from Python through its ``python`` twin (the interpreted
     kernels of :data:`interpreter` call it)."""
 
