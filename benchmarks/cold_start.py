@@ -277,19 +277,35 @@ def line(name: str, case: dict[str, Any]) -> str:
     )
 
 
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} s"
+
+
+def _how(group: str, cold: dict[str, Any]) -> str:
+    """How a cold case got its first result: a search's generic path standing in, the env's
+    kernels interpreted, or compiled in the process."""
+    if group == "search":
+        return "generic path" if cold.get("stood_in") else "compiled"
+    return "interpreted" if cold.get("interpreted") else "compiled"
+
+
 def markdown(report: dict) -> str:
     """The results page's tables: first results (env and search cases), and the warm-up's
     entries, cold and cached."""
-    rows = ["| case | cold | cached | target | pgx |", "|---|---|---|---|---|"]
+    rows = [
+        "| case | cold | how | compiled first | cached | target | pgx |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, case in report["cases"].items():
         if case["group"] not in TARGET or "first_s" not in case["cold"]:
             continue
-        cached, peer = case["cached"].get("first_s"), (case.get("pgx") or {}).get("first_s")
+        cold, peer = case["cold"], (case.get("pgx") or {}).get("first_s")
+        compiled = (case.get("compiled") or {}).get("first_s")
         rows.append(
-            f"| `{name}` | {case['cold']['first_s']:.2f} s | "
-            + ("-" if cached is None else f"{cached:.2f} s")
-            + f" | {TARGET[case['group']]:g} s | "
-            + ("-" if peer is None else f"{peer:.2f} s")
+            f"| `{name}` | {cold['first_s']:.2f} s | {_how(case['group'], cold)} | "
+            + ("-" if compiled is None else f"{compiled:.2f} s")
+            + f" | {_seconds(case['cached'].get('first_s'))} | {TARGET[case['group']]:g} s | "
+            + _seconds(peer)
             + " |"
         )
     warmup = report["cases"].get("warmup")

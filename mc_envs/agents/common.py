@@ -13,7 +13,8 @@ def record(path, n, s, sh):
     if s > sh.best_score[0]:
         control = sh.control
         control[Slot.BEST_WRITES] += 1
-        sh.best_seq[:n] = path[:n]
+        for j in range(n):  # not a slice assignment: see ops._copy_state
+            sh.best_seq[j] = path[j]
         sh.best_len[0] = n
         sh.best_score[0] = s
         control[Slot.BEST_WRITES] += 1

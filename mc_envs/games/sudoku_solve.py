@@ -66,7 +66,8 @@ def dfs(
     cell_of = np.zeros(depth_max, dtype=np.int64)
     found = 0
     nodes = 0
-    states[0, :] = state
+    for j in range(state.shape[0]):  # loops, not slice assignments: see agents/ops._copy_state
+        states[0, j] = state[j]
     top = 0
     fresh = True  # states[top] has not been expanded yet
     while top >= 0:
@@ -78,7 +79,8 @@ def dfs(
                 continue
             if s[FILLED] == cells:
                 if found == 0:
-                    solution[:] = s[HEADER : HEADER + cells]
+                    for j in range(cells):
+                        solution[j] = s[HEADER + j]
                 found += 1
                 if found >= max_solutions:
                     return found, nodes, False
@@ -107,7 +109,8 @@ def dfs(
             return found, nodes, False
         v = values[top, pos[top]]
         pos[top] += 1
-        states[top + 1, :] = states[top]
+        for j in range(states.shape[1]):
+            states[top + 1, j] = states[top, j]
         child = states[top + 1]
         assign(child, cell_of[top], v)
         child[MOVES] += 1

@@ -112,7 +112,8 @@ def _simulate(t, roots, lv, rng, c, fpu, two_player, use_max, scale, forced):  #
     s = Settings(c, fpu, 0.0, two_player, use_max, 0.0, 0.0)
     for b in range(roots.shape[0]):
         tb = tree_of(t, b)
-        lv.states[b, :] = roots[b, :]
+        for j in range(roots.shape[1]):  # not a slice assignment: see ops._copy_state
+            lv.states[b, j] = roots[b, j]
         ws = lv.ws[b]
         node = ROOT_NODE
         tb.stats[node, VISITS] += 1.0

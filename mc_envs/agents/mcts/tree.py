@@ -354,8 +354,11 @@ def copy_subtree(t, order, count, out):
     e = 0
     for i in range(count):
         x = order[i]
-        out.nodes[i, :] = t.nodes[x, :]
-        out.stats[i, :] = t.stats[x, :]
+        # loops, not slice assignments: see agents/ops._copy_state
+        for j in range(t.nodes.shape[1]):
+            out.nodes[i, j] = t.nodes[x, j]
+        for j in range(t.stats.shape[1]):
+            out.stats[i, j] = t.stats[x, j]
         out.nodes[i, PARENT] = NO_PARENT if i == 0 else new[t.nodes[x, PARENT]]
         n = t.nodes[x, NUM_EDGES]
         if t.nodes[x, FIRST_EDGE] != NO_EDGE:
@@ -363,8 +366,10 @@ def copy_subtree(t, order, count, out):
         if n > 0:
             e0 = t.nodes[x, FIRST_EDGE]
             for k in range(n):
-                out.edges[e + k, :] = t.edges[e0 + k, :]
-                out.edge_priors[e + k, :] = t.edge_priors[e0 + k, :]
+                for j in range(t.edges.shape[1]):
+                    out.edges[e + k, j] = t.edges[e0 + k, j]
+                for j in range(t.edge_priors.shape[1]):
+                    out.edge_priors[e + k, j] = t.edge_priors[e0 + k, j]
                 child = t.edges[e0 + k, CHILD]
                 if child != NO_CHILD:
                     out.edges[e + k, CHILD] = new[child]
@@ -372,7 +377,8 @@ def copy_subtree(t, order, count, out):
     out.used[NODES] = count
     out.used[EDGES] = e
     out.used[ROOT] = 0
-    out.norm[:] = t.norm[:]
+    for j in range(t.norm.shape[0]):
+        out.norm[j] = t.norm[j]
 
 
 def _resized(a: np.ndarray, n: int) -> np.ndarray:

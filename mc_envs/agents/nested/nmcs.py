@@ -144,7 +144,8 @@ def _nmcs(level, d0, g, a, k, rng, sh):
                 if take:
                     best = s
                     seqs[level, played] = m
-                    seqs[level, played + 1 : played + 1 + len(sub)] = sub
+                    for j in range(len(sub)):  # not a slice assignment: see ops._copy_state
+                        seqs[level, played + 1 + j] = sub[j]
                     lens[level] = played + 1 + len(sub)
             else:
                 step_ties = held_ties
@@ -197,7 +198,8 @@ def _iterate(level, restarts, g, a, k, rng, sh):
             s = score(g.states, 0)
             count_playout(control)
             record(a.path, n, s, sh)
-            seqs[0, :n] = a.path[:n]
+            for j in range(n):
+                seqs[0, j] = a.path[j]
             lens[0] = n
         else:
             s = _nmcs(level, 0, g, a, k, rng, sh)
@@ -206,7 +208,8 @@ def _iterate(level, restarts, g, a, k, rng, sh):
         control[Slot.RUNS] += 1
         if s > a.run_best[0]:
             a.run_best[0] = s
-            seqs[top, : lens[level]] = seqs[level, : lens[level]]
+            for j in range(lens[level]):  # not a slice assignment: see ops._copy_state
+                seqs[top, j] = seqs[level, j]
             lens[top] = lens[level]
         if not restarts:
             break

@@ -345,7 +345,8 @@ def _keep(level, a, log):
     if a.scores[below] >= a.scores[level]:
         n = a.lens[below]
         a.scores[level] = a.scores[below]
-        a.seqs[level, :n] = a.seqs[below, :n]
+        for j in range(n):  # not a slice assignment: see ops._copy_state
+            a.seqs[level, j] = a.seqs[below, j]
         a.lens[level] = n
         copy_log(log, level, below, n)
 
@@ -374,7 +375,8 @@ def _iterate(level, restarts, g, a, pol, log, k, rng, sh):
         if s > a.scores[top]:
             n = a.lens[level]
             a.scores[top] = s
-            a.seqs[top, :n] = a.seqs[level, :n]
+            for j in range(n):
+                a.seqs[top, j] = a.seqs[level, j]
             a.lens[top] = n
         if not restarts:
             break
