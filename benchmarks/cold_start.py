@@ -270,10 +270,12 @@ def line(name: str, case: dict[str, Any]) -> str:
     target = TARGET[case["group"]]
     pgx = f"  pgx {peer['first_s']:.2f} s" if "first_s" in peer else ""
     top = ", ".join(f"{n} {s:.1f}" for n, s in cold["top"][:3])
+    compiled = (case.get("compiled") or {}).get("first_s", float("nan"))
     return (
-        f"{name:<34} {cold['first_s']:7.2f} s cold ({cold['first_s'] / target:.2f}x the {target:g} s target),"
-        f" {cached.get('first_s', float('nan')):.2f} s cached; compile {cold['compile_cpu_s']:.1f}"
-        f" CPU s ({top}){pgx}"
+        f"{name:<34} {cold['first_s']:7.2f} s cold ({cold['first_s'] / target:.2f}x the {target:g} s target;"
+        f" {_how(case['group'], cold)}), {compiled:.2f} s compiled first,"
+        f" {cached.get('first_s', float('nan')):.2f} s cached; compiled in the process"
+        f" {cold['compile_cpu_s']:.1f} CPU s ({top}){pgx}"
     )
 
 

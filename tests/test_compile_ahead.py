@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -179,3 +180,19 @@ def test_the_stand_ins_plain_python_draws_are_the_compiled_generators_draws():
         for _ in range(50):
             assert plain_rng_uniform(plain) == rng_uniform(compiled)
         assert np.array_equal(plain, compiled)
+
+
+def test_a_search_child_starts_once_the_env_children_have_ended():
+    # Unreaped (a zombie, as the parent's env child is until its next poll), then reaped.
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
+    try:
+        assert not compile_ahead._ended(sleeper.pid)
+        start = time.perf_counter()
+        compile_ahead._after(f"{sleeper.pid},", timeout=30)
+        assert 0.3 < time.perf_counter() - start < 10 and compile_ahead._ended(sleeper.pid)
+    finally:
+        sleeper.wait(timeout=30)
+    assert compile_ahead._ended(sleeper.pid)
+    start = time.perf_counter()
+    compile_ahead._after("", timeout=30)  # no env child: at once
+    assert time.perf_counter() - start < 0.5
