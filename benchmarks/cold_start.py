@@ -84,7 +84,9 @@ print(json.dumps({"first_s": round(t_first - t0, 3), "cpu_s": round(time.process
                   "setup_s": round(t_setup - t_import, 3), "call_s": round(t_first - t_setup, 3),
                   "compile_cpu_s": round(sum(own.values()), 3), "compiles": len(own),
                   "top": [[k, round(v, 3)] for k, v in top[:8]],
-                  "interpreted": interpret.interpreted[0], "stood_in": bool(note)}), flush=True)
+                  "interpreted": interpret.interpreted[0], "stood_in": bool(note),
+                  "result": [float(result.score), list(map(int, result.actions))]
+                  if "result" in globals() else None}), flush=True)
 interpret.wait(600)  # the children that fill the cache, before the cached run
 if "compile_ahead" in globals():
     compile_ahead.wait(600)
@@ -137,12 +139,14 @@ def first_result(env_id: str, kind: str) -> dict[str, Any]:
     if kind == "env" and short in PGX:
         peer = child(_PGX.replace("GAME", repr(PGX[short])), tempfile.gettempdir())
     group = "env" if kind == "env" else "search"
+    same = None if kind == "env" else cold.get("result") == compiled.get("result") is not None
     return {
         "group": group,
         "call": CALLS[kind],
         "cold": cold,
         "cached": cached,
         "compiled": compiled,
+        "same_result": same,  # a search's first result, cold, as the compiled search's
         "pgx": peer,
     }
 
