@@ -2,12 +2,15 @@
 
 An env met with an empty numba cache would compile its game's kernels as it is made and at its
 first step (SameGame 2.4 s, Go 4.5 s on a 2-core machine). Instead, an env is made with the
-kernels the cache lacks interpreted, and one whose game's kernels are not cached then starts a child process (``python -m mc_envs.interpret``, the env pickled on its
-standard input) that plays a few random episodes of the same env, which compiles everything the
-env calls into the on-disk cache. Until the child ends, a call from Python of a game kernel that
+kernels the cache lacks interpreted, and one whose game's kernels are not cached then starts a
+child process (``python -m mc_envs.interpret``, the env pickled on its standard input) that
+plays a few random episodes of the same env, which compiles everything the env calls into the
+on-disk cache. Until the child ends, a call from Python of a game kernel that
 the cache lacks runs the kernel's own Python code (:class:`mc_envs._numba.Interpretable`): the
 same source, interpreted, a step in milliseconds instead of microseconds. Once the child has
-ended, each kernel loads from the cache at its next call.
+ended, each kernel loads from the cache at its next call. One process at a time compiles a game
+for a cache (a lock file beside it): the other processes that make its env meanwhile (a
+subprocess vector env's) interpret its kernels until that process's child has ended.
 
 Off where compiling is the job: with ``MC_ENVS_COMPILE_AHEAD=0`` (the test suite sets it), in a
 parallel search's workers (:func:`enable`), and from the moment a compiled vector env is made in
@@ -22,14 +25,21 @@ import os
 import pickle
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mc_envs._numba import interpreter, is_cached
+
+try:
+    import fcntl
+except ImportError:  # Windows: no lock between processes, each compiles with its own child
+    fcntl = None  # type: ignore[assignment]
 
 DISABLED = os.environ.get("MC_ENVS_COMPILE_AHEAD", "1") == "0"
 GAME_MODULES = ("mc_envs.games.", "mc_envs.kernel", "mc_envs.rng")
@@ -38,6 +48,8 @@ _enabled = [True]
 _depth = [0]  # env constructors running in this process
 _started: set[str] = set()  # the games a child was started for, once a process
 _children: list[subprocess.Popen] = []
+_foreign: list[Path] = []  # the locks of other processes compiling a game this one interprets
+_looked = [0.0]  # when _foreign was last looked at
 _lock = threading.Lock()
 _cold: dict[int, float] = {}  # dispatcher id -> when the cache was last seen to lack it
 RECHECK = 0.25  # seconds between two looks at the cache for one kernel
@@ -73,9 +85,43 @@ def wait(timeout: float | None = None) -> bool:
     return True
 
 
+def lock_path(game: str) -> Path:
+    """The file whose lock a process holds while it compiles ``game``'s env kernels (one at a
+    time per cache: the envs of a subprocess vector env wait for the first one's child)."""
+    return Path(os.environ.get("NUMBA_CACHE_DIR", tempfile.gettempdir())) / f"compiling-{game}.lock"
+
+
+def _held(path: Path) -> bool:
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # releases a lock this took
+    return False
+
+
+def _busy() -> bool:
+    """Whether a compiling child of this process, or another process's, is still at work (the
+    other processes' looked at every RECHECK seconds)."""
+    if children():
+        return True
+    now = time.monotonic()
+    if _foreign and now - _looked[0] >= RECHECK:
+        _looked[0] = now
+        _foreign[:] = [path for path in _foreign if _held(path)]
+    return bool(_foreign)
+
+
 def _rule(dispatcher: Any) -> bool:
     """Whether a call from Python that would compile ``dispatcher`` runs it as Python instead."""
-    if _depth[0] == 0 and not children():
+    if _depth[0] == 0 and not _busy():
         interpreter[0] = None  # every child has ended: compile (or load) from now on
         return False
     if not dispatcher.py_func.__module__.startswith(GAME_MODULES):
@@ -133,20 +179,49 @@ def constructor(init: Callable[..., None]) -> Callable[..., None]:
 def begin(env: Any) -> None:
     """Once an env is made: if its game's kernels are not cached (and no child was started for
     that game in this process), starts the child that compiles them, and interprets them
-    meanwhile."""
+    meanwhile; or, if another process's child compiles them, interprets them until it ends."""
     try:
         if DISABLED or not _enabled[0] or env.kernel.name in _started:
             return
         _started.add(env.kernel.name)
         if all(is_cached(getattr(env.kernel, f)) for f in ("play", "legal", "observe")):
             return
-        _start(env)
+        lock = _claim(lock_path(env.kernel.name))
+        if lock is None:
+            _foreign.append(lock_path(env.kernel.name))
+        else:
+            _start(env, lock)
     finally:
-        if _depth[0] == 0 and not children():
+        if _depth[0] == 0 and not _busy():
             interpreter[0] = None
 
 
-def _start(env: Any) -> None:
+def _claim(path: Path) -> int | None:
+    """An open file holding ``path``'s lock; None if another process holds it; -1 where no
+    lock can be taken (the child starts without one)."""
+    if fcntl is None:
+        return -1
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR)
+    except OSError:
+        return -1
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _start(env: Any, lock: int) -> None:
+    try:
+        _spawn(env, lock)
+    finally:
+        if lock >= 0:
+            os.close(lock)  # the child holds the lock through its copy of the file, if it started
+
+
+def _spawn(env: Any, lock: int) -> None:
     try:
         payload = pickle.dumps(env)
     except Exception:  # noqa: BLE001 - an env that cannot be sent compiles here
@@ -160,6 +235,7 @@ def _start(env: Any) -> None:
             stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": path, "MC_ENVS_COMPILE_AHEAD": "0"},
             start_new_session=True,  # Ctrl-C at the caller's terminal does not cut it short
+            pass_fds=(lock,) if lock >= 0 else (),
         )
     except OSError:
         return  # no child can start here: compile here

@@ -157,6 +157,44 @@ def test_a_cold_env_steps_at_once_and_then_loads_what_its_child_compiled(tmp_pat
     assert list((tmp_path / "cache").rglob("*.nbi"))
 
 
+def test_one_process_at_a_time_compiles_a_game_for_a_cache(tmp_path):
+    code = textwrap.dedent(
+        """
+        import fcntl, json, os
+        import gymnasium as gym
+        import mc_envs
+        from mc_envs import interpret
+        # Another process compiling Go for this cache: its child holds the lock.
+        path = interpret.lock_path("go")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        other = os.open(path, os.O_CREAT | os.O_RDWR)
+        fcntl.flock(other, fcntl.LOCK_EX)
+        env = gym.make("mc_envs/Go-v0")
+        env.reset(seed=0)
+        env.step(int(env.unwrapped.legal_actions()[0]))
+        waiting = {"children": len(interpret.children()), "busy": interpret._busy(),
+                   "interpreted": interpret.interpreted[0]}
+        os.close(other)  # that process's child has ended
+        interpret._looked[0] = 0.0
+        count = interpret.interpreted[0]
+        env.step(int(env.unwrapped.legal_actions()[0]))
+        print(json.dumps({"waiting": waiting, "busy_after": interpret._busy(),
+                          "interpreted_after": interpret.interpreted[0] - count,
+                          "compiled_after": len(env.unwrapped.kernel.play.signatures)}))
+        """
+    )
+    out = _python(code, cache=tmp_path / "cache", ahead=True)
+    # No second child: this process interprets while the other one compiles...
+    assert out["waiting"] == {
+        "children": 0,
+        "busy": True,
+        "interpreted": out["waiting"]["interpreted"],
+    }
+    assert out["waiting"]["interpreted"] > 0
+    # ...and compiles (or loads) once it has ended.
+    assert not out["busy_after"] and out["interpreted_after"] == 0 and out["compiled_after"] == 1
+
+
 def test_a_warm_cache_starts_no_child_and_a_vector_env_compiles(monkeypatch):
     monkeypatch.setattr(interpret, "DISABLED", False)
     monkeypatch.setattr(interpret, "_enabled", [True])
