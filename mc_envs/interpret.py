@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs._numba import interpreter, is_cached
+from mc_envs._numba import Interpretable, interpreter, is_cached
 
 try:
     import fcntl
@@ -184,7 +184,10 @@ def begin(env: Any) -> None:
         if DISABLED or not _enabled[0] or env.kernel.name in _started:
             return
         _started.add(env.kernel.name)
-        if all(is_cached(getattr(env.kernel, f)) for f in ("play", "legal", "observe")):
+        kernels = [getattr(env.kernel, f) for f in ("play", "legal", "observe")]
+        if not all(_built_in(f) for f in kernels):
+            return  # a game of the user's: its kernels compile here, as they always did
+        if all(is_cached(f) for f in kernels):
             return
         lock = _claim(lock_path(env.kernel.name))
         if lock is None:
@@ -194,6 +197,11 @@ def begin(env: Any) -> None:
     finally:
         if _depth[0] == 0 and not _busy():
             interpreter[0] = None
+
+
+def _built_in(kernel: Any) -> bool:
+    module = getattr(getattr(kernel, "py_func", None), "__module__", None) or ""
+    return isinstance(kernel, Interpretable) and module.startswith(GAME_MODULES)
 
 
 def _claim(path: Path) -> int | None:

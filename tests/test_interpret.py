@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import gymnasium as gym
 import numba
@@ -210,6 +211,22 @@ def test_a_warm_cache_starts_no_child_and_a_vector_env_compiles(monkeypatch):
         assert _numba.interpreter[0] is None and interpret._enabled[0] is False
     finally:
         _numba.interpreter[0] = before
+
+
+def test_a_game_of_the_users_compiles_in_its_process(monkeypatch):
+    monkeypatch.setattr(interpret, "DISABLED", False)
+    monkeypatch.setattr(interpret, "_enabled", [True])
+    monkeypatch.setattr(interpret, "_started", set())
+
+    def plain(*args):
+        return 0
+
+    for kernel in (
+        SimpleNamespace(name="mine", play=plain, legal=plain, observe=plain),  # not numba
+        SimpleNamespace(name="jit", **dict.fromkeys(("play", "legal", "observe"), _compiled_bits)),
+    ):
+        interpret.begin(SimpleNamespace(kernel=kernel))
+        assert interpret.children() == [] and _numba.interpreter[0] is None
 
 
 @numba.njit
