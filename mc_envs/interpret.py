@@ -76,13 +76,43 @@ def children() -> list[subprocess.Popen]:
 
 def wait(timeout: float | None = None) -> bool:
     """Waits for every compiling child; returns whether they have all ended."""
+    return wait_for(children(), timeout)
+
+
+def wait_for(processes: list[subprocess.Popen], timeout: float | None = None) -> bool:
+    """Waits for ``processes``, ``timeout`` seconds in all at most; whether they have all ended."""
     end = None if timeout is None else time.monotonic() + timeout
-    for child in children():
+    for process in processes:
         try:
-            child.wait(None if end is None else max(end - time.monotonic(), 0.0))
+            process.wait(None if end is None else max(end - time.monotonic(), 0.0))
         except subprocess.TimeoutExpired:
             return False
     return True
+
+
+def spawn(
+    module: str, payload: bytes, env: dict[str, str] | None = None, keep: tuple[int, ...] = ()
+) -> subprocess.Popen | None:
+    """A compiling child: ``python -m module`` on this process's ``sys.path``, with
+    ``MC_ENVS_COMPILE_AHEAD=0`` and ``env``, ``payload`` fed to its standard input from a thread,
+    the file descriptors ``keep`` open in it; None if no child can start here."""
+    path = os.pathsep.join(p for p in sys.path if p)
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", module],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": path, "MC_ENVS_COMPILE_AHEAD": "0", **(env or {})},
+            start_new_session=True,  # Ctrl-C at the caller's terminal does not cut it short
+            pass_fds=keep,
+        )
+    except OSError:
+        return None
+    # Fed from a thread: a payload over the pipe's buffer (a Morpion env's, 200 kB) would hold
+    # the caller until the child has imported its modules and reads it.
+    threading.Thread(target=_feed, args=(child, payload), daemon=True).start()
+    return child
 
 
 def lock_path(game: str) -> Path:
@@ -234,23 +264,10 @@ def _spawn(env: Any, lock: int) -> None:
         payload = pickle.dumps(env)
     except Exception:  # noqa: BLE001 - an env that cannot be sent compiles here
         return
-    path = os.pathsep.join(p for p in sys.path if p)
-    try:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "mc_envs.interpret"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": path, "MC_ENVS_COMPILE_AHEAD": "0"},
-            start_new_session=True,  # Ctrl-C at the caller's terminal does not cut it short
-            pass_fds=(lock,) if lock >= 0 else (),
-        )
-    except OSError:
-        return  # no child can start here: compile here
-    # Fed from a thread: a payload over the pipe's buffer would wait for the child's imports.
-    threading.Thread(target=_feed, args=(child, payload), daemon=True).start()
-    with _lock:
-        _children.append(child)
+    child = spawn("mc_envs.interpret", payload, keep=(lock,) if lock >= 0 else ())
+    if child is not None:  # else no child can start here: compile here
+        with _lock:
+            _children.append(child)
 
 
 def _feed(child: subprocess.Popen, payload: bytes) -> None:
@@ -259,7 +276,7 @@ def _feed(child: subprocess.Popen, payload: bytes) -> None:
             child.stdin.write(payload)
             child.stdin.close()
     except OSError:
-        pass  # it died at once: poll() says so, and the env compiles at its next cold call
+        pass  # it died at once: poll() says so, and the caller compiles
 
 
 def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:

@@ -71,13 +71,7 @@ def children() -> list[subprocess.Popen]:
 
 def wait(timeout: float | None = None) -> bool:
     """Waits for every compiling child; returns whether they have all ended."""
-    end = None if timeout is None else time.monotonic() + timeout
-    for child in children():
-        try:
-            child.wait(None if end is None else max(end - time.monotonic(), 0.0))
-        except subprocess.TimeoutExpired:
-            return False
-    return True
+    return interpret.wait_for(children(), timeout)
 
 
 class StandIn:
@@ -142,38 +136,13 @@ def stand_in(agent: Any, env: Any, entries: list[Any]) -> StandIn | None:
             payload = pickle.dumps((agent, env))
         except Exception:  # noqa: BLE001 - an unpicklable search compiles here
             return None
-        path = os.pathsep.join(p for p in sys.path if p)
-        try:
-            child = subprocess.Popen(
-                [sys.executable, "-m", "mc_envs.agents.compile_ahead"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env={
-                    **os.environ,
-                    "PYTHONPATH": path,
-                    "MC_ENVS_COMPILE_AHEAD": "0",
-                    # after the env's own compiling children: the search's callees are theirs
-                    AFTER: ",".join(str(p.pid) for p in interpret.children()),
-                },
-                start_new_session=True,  # Ctrl-C at the caller's terminal does not cut it short
-            )
-        except OSError:
+        # After the env's own compiling children: the search's callees are theirs.
+        after = ",".join(str(p.pid) for p in interpret.children())
+        child = interpret.spawn("mc_envs.agents.compile_ahead", payload, {AFTER: after})
+        if child is None:
             return None  # no child can start here: compile here
-        # Fed from a thread: a payload over the pipe's buffer (a Morpion env's, 200 kB) would
-        # hold the search until the child has imported its modules and reads it.
-        threading.Thread(target=_feed, args=(child, payload), daemon=True).start()
         _children[key] = child
         return StandIn(entries, child)
-
-
-def _feed(child: subprocess.Popen, payload: bytes) -> None:
-    try:
-        if child.stdin is not None:  # always: the child is started with a pipe for it
-            child.stdin.write(payload)
-            child.stdin.close()
-    except OSError:
-        pass  # it died at once: poll() says so, and the search stays generic
 
 
 def _ended(pid: int) -> bool:
