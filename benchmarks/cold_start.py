@@ -139,7 +139,9 @@ def first_result(env_id: str, kind: str) -> dict[str, Any]:
     if kind == "env" and short in PGX:
         peer = child(_PGX.replace("GAME", repr(PGX[short])), tempfile.gettempdir())
     group = "env" if kind == "env" else "search"
-    same = None if kind == "env" else cold.get("result") == compiled.get("result") is not None
+    same = None  # an env's first step; search_batch's result (root visits) is not compared
+    if kind not in ("env", "search_batch"):
+        same = cold.get("result") == compiled.get("result") is not None
     return {
         "group": group,
         "call": CALLS[kind],

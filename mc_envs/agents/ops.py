@@ -154,8 +154,9 @@ def observe(states: Any, i: int, out: np.ndarray) -> None:
 def _copy_state(states, dst, src):
     # A loop, not a slice assignment: numba compiles a slice's shape check with its error
     # message's formatting, 0.9 s of every cold search's compilation
-    for j in range(states.shape[1]):
-        states[dst, j] = states[src, j]
+    to, of = states[dst], states[src]
+    for j in range(to.shape[0]):
+        to[j] = of[j]
 
 
 def _legal(states, i, ws, out):
