@@ -357,13 +357,23 @@ def _figures_from_the_reports():
 
 def _cold_start_rows(report):
     """The rows of the results page's cold-start tables, from benchmarks/cold_start.py's report:
-    first results cold and cached, and the warm-up's entries."""
+    first results cold (and how they came), compiled first and cached, and the warm-up's entries."""
+
+    def seconds(run):
+        return "-" if run.get("first_s") is None else f"{run['first_s']:.2f} s"
+
     rows = []
     for name, case in report["cases"].items():
-        if case["group"] in ("env", "search") and "first_s" in case["cold"]:
-            cached = case["cached"].get("first_s")
-            again = "-" if cached is None else f"{cached:.2f} s"
-            rows.append(f"| `{name}` | {case['cold']['first_s']:.2f} s | {again} |")
+        cold = case["cold"]
+        if case["group"] in ("env", "search") and "first_s" in cold:
+            if case["group"] == "search":
+                how = "generic path" if cold["stood_in"] else "compiled"
+            else:
+                how = "interpreted" if cold["interpreted"] else "compiled"
+            rows.append(
+                f"| `{name}` | {cold['first_s']:.2f} s | {how} | {seconds(case['compiled'])} | "
+                f"{seconds(case['cached'])} |"
+            )
     warmup = report["cases"].get("warmup")
     if warmup and "entries" in warmup["cold"]:
         for name, entry in warmup["cold"]["entries"].items():
