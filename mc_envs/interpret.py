@@ -154,15 +154,12 @@ def _rule(dispatcher: Any) -> bool:
     if _depth[0] == 0 and not _busy():
         interpreter[0] = None  # every child has ended: compile (or load) from now on
         return False
-    if not dispatcher.py_func.__module__.startswith(GAME_MODULES):
-        return False
     now = time.monotonic()
-    if now - _cold.get(id(dispatcher), -RECHECK) >= RECHECK:
+    if _built_in(dispatcher) and now - _cold.get(id(dispatcher), -RECHECK) >= RECHECK:
         if is_cached(dispatcher):
             return False
         _cold[id(dispatcher)] = now
-    interpreted[0] += 1
-    return True
+    return _game_kernel(dispatcher)
 
 
 @contextlib.contextmanager
@@ -179,7 +176,7 @@ def everything() -> Iterator[None]:
 
 
 def _game_kernel(dispatcher: Any) -> bool:
-    if not dispatcher.py_func.__module__.startswith(GAME_MODULES):
+    if not _built_in(dispatcher):
         return False
     interpreted[0] += 1
     return True
@@ -219,9 +216,10 @@ def begin(env: Any) -> None:
             return  # a game of the user's: its kernels compile here, as they always did
         if all(is_cached(f) for f in kernels):
             return
-        lock = _claim(lock_path(env.kernel.name))
+        path = lock_path(env.kernel.name)
+        lock = _claim(path)
         if lock is None:
-            _foreign.append(lock_path(env.kernel.name))
+            _foreign.append(path)
         else:
             _start(env, lock)
     finally:
