@@ -85,8 +85,9 @@ print(json.dumps({"first_s": round(t_first - t0, 3), "cpu_s": round(time.process
                   "compile_cpu_s": round(sum(own.values()), 3), "compiles": len(own),
                   "top": [[k, round(v, 3)] for k, v in top[:8]],
                   "interpreted": interpret.interpreted[0], "stood_in": bool(note),
-                  "result": [float(result.score), list(map(int, result.actions))]
-                  if "result" in globals() else None}), flush=True)
+                  "result": None if "result" not in globals() else
+                  [result.visits.tolist(), result.actions.tolist()] if hasattr(result, "visits")
+                  else [float(result.score), list(map(int, result.actions))]}), flush=True)
 interpret.wait(600)  # the children that fill the cache, before the cached run
 if "compile_ahead" in globals():
     compile_ahead.wait(600)
@@ -98,7 +99,7 @@ CALLS = {
     "uct": "result = UCT(seed=1).search(env, iterations=1000)",
     "puct": "result = PUCT(seed=1).search(env, iterations=1000)",
     "search_batch": "vec = gym.make_vec(ID, num_envs=8)\nvec.reset(seed=0)\n"
-    "PUCT(seed=1).search_batch(vec, simulations=100)",
+    "result = PUCT(seed=1).search_batch(vec, simulations=100)",
 }
 _PGX = r"""
 import time
@@ -139,8 +140,8 @@ def first_result(env_id: str, kind: str) -> dict[str, Any]:
     if kind == "env" and short in PGX:
         peer = child(_PGX.replace("GAME", repr(PGX[short])), tempfile.gettempdir())
     group = "env" if kind == "env" else "search"
-    same = None  # an env's first step; search_batch's result (root visits) is not compared
-    if kind not in ("env", "search_batch"):
+    same = None  # an env's first step; a search's result, search_batch's root visits
+    if kind != "env":
         same = cold.get("result") == compiled.get("result") is not None
     return {
         "group": group,
@@ -292,8 +293,8 @@ def _seconds(value: float | None) -> str:
 def _how(group: str, cold: dict[str, Any]) -> str:
     """How a cold case got its first result: a search's generic path standing in, the env's
     kernels interpreted, or compiled in the process."""
-    if group == "search":
-        return "generic path" if cold.get("stood_in") else "compiled"
+    if group == "search" and cold.get("stood_in"):
+        return "generic path"
     return "interpreted" if cold.get("interpreted") else "compiled"
 
 

@@ -15,6 +15,7 @@ import hashlib
 import os
 import sys
 import tempfile
+import threading
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -146,11 +147,22 @@ class Interpretable(CPUDispatcher):
         return super()._compile_for_args(*args, **kws)  # type: ignore[misc]  # numba: untyped
 
 
+_inside = (
+    threading.local()
+)  # an interpreted kernel runs on this thread: its callees' errstate is set
+
+
 def _interpreted(py_func: Callable[..., Any], *args: Any) -> Any:
     # numba hands the arguments as it folded them: an omitted one as its default, wrapped
     args = tuple(a.value if isinstance(a, OmittedArg) else a for a in args)
-    with np.errstate(over="ignore"):  # numba's integers wrap silently; numpy's scalars warn
+    if getattr(_inside, "on", False):
         return py_func(*args)
+    _inside.on = True
+    try:
+        with np.errstate(over="ignore"):  # numba's integers wrap silently; numpy's scalars warn
+            return py_func(*args)
+    finally:
+        _inside.on = False
 
 
 class Dispatcher(Interpretable):

@@ -12,9 +12,15 @@ ended, each kernel loads from the cache at its next call. One process at a time 
 for a cache (a lock file beside it): the other processes that make its env meanwhile (a
 subprocess vector env's) interpret its kernels until that process's child has ended.
 
+The same holds beyond a game's kernels (:func:`stand_in`): a small vector env's steps
+(:mod:`mc_envs.vector.cold`) and a batched search (:mod:`mc_envs.agents.mcts.puct_batch`) run as
+Python while a child makes and runs the same ones, once this process's earlier children have
+ended (their kernels are its callees).
+
 Off where compiling is the job: with ``MC_ENVS_COMPILE_AHEAD=0`` (the test suite sets it), in a
 parallel search's workers (:func:`enable`), and from the moment a compiled vector env is made in
-the process (:func:`stop`): it steps a thousand games a call, which Python could not.
+the process with :data:`mc_envs.vector.cold.INTERPRET_BELOW` sub-envs or more (:func:`stop`): it
+steps a thousand games a call, which Python could not.
 """
 
 from __future__ import annotations
@@ -42,12 +48,18 @@ except ImportError:  # Windows: no lock between processes, each compiles with it
     fcntl = None  # type: ignore[assignment]
 
 DISABLED = os.environ.get("MC_ENVS_COMPILE_AHEAD", "1") == "0"
+AFTER = "MC_ENVS_COMPILE_AFTER"  # a child starts compiling once these processes have ended
 GAME_MODULES = ("mc_envs.games.", "mc_envs.kernel", "mc_envs.rng")
 EPISODES, STEPS = 2, 400  # what the child plays: enough to reach every kernel a step calls
 _enabled = [True]
 _depth = [0]  # env constructors running in this process
 _started: set[str] = set()  # the games a child was started for, once a process
 _children: list[subprocess.Popen] = []
+_prefixes: list[tuple[str, ...]] = [GAME_MODULES]  # whose kernels run as Python (+ stand_in's)
+_modules: dict[Any, str] = {}  # dispatcher -> its function's module
+_polled = [-1.0]  # when _rule last looked at the children
+POLL = 0.02  # seconds between two looks
+_jobs: dict[tuple, subprocess.Popen] = {}  # stand_in's children, by their entry points
 _foreign: list[Path] = []  # the locks of other processes compiling a game this one interprets
 _looked = [0.0]  # when _foreign was last looked at
 _lock = threading.Lock()
@@ -151,15 +163,21 @@ def _busy() -> bool:
 
 def _rule(dispatcher: Any) -> bool:
     """Whether a call from Python that would compile ``dispatcher`` runs it as Python instead."""
-    if _depth[0] == 0 and not _busy():
-        interpreter[0] = None  # every child has ended: compile (or load) from now on
-        return False
     now = time.monotonic()
-    if _built_in(dispatcher) and now - _cold.get(id(dispatcher), -RECHECK) >= RECHECK:
+    if _depth[0] == 0 and now - _polled[0] >= POLL:
+        _polled[0] = now
+        if not _busy():
+            interpreter[0] = None  # every child has ended: compile (or load) from now on
+            _prefixes[0] = GAME_MODULES
+            return False
+    if not _built_in(dispatcher):
+        return False
+    if now - _cold.get(id(dispatcher), -RECHECK) >= RECHECK:
         if is_cached(dispatcher):
             return False
         _cold[id(dispatcher)] = now
-    return _game_kernel(dispatcher)
+    interpreted[0] += 1
+    return True
 
 
 @contextlib.contextmanager
@@ -228,8 +246,42 @@ def begin(env: Any) -> None:
 
 
 def _built_in(kernel: Any) -> bool:
-    module = getattr(getattr(kernel, "py_func", None), "__module__", None) or ""
-    return isinstance(kernel, Interpretable) and module.startswith(GAME_MODULES)
+    module = _modules.get(kernel)  # looked up once a kernel: on a call's hot path
+    if module is None:
+        if not isinstance(kernel, Interpretable):
+            return False
+        module = _modules[kernel] = getattr(kernel.py_func, "__module__", None) or ""
+    return module.startswith(_prefixes[0])
+
+
+def stand_in(job: Callable[[], object], modules: tuple[str, ...], entries: list[Any]) -> bool:
+    """Interprets the uncached kernels of ``modules`` (as well as the game's) while a child runs
+    ``job``, which compiles ``entries`` (a batched search's, a small vector env's) into the cache;
+    the child starts after this process's other compiling children. Returns whether it does so
+    (a child runs ``job`` or already ran it); False when ``entries`` are cached, interpreting is
+    off in this process, or no child can run ``job``: the caller compiles them."""
+    if DISABLED or not _enabled[0] or all(is_cached(f) for f in entries):
+        return False
+    key = tuple(id(f) for f in entries)  # entry points live as long as the process
+    with _lock:
+        child = _jobs.get(key)
+    if child is None:
+        try:
+            payload = pickle.dumps(job)
+        except Exception:  # noqa: BLE001 - a job that cannot be sent compiles here
+            return False
+        after = ",".join(str(p.pid) for p in children())
+        child = spawn("mc_envs.interpret", payload, {AFTER: after})
+        if child is None:
+            return False
+        with _lock:
+            _jobs[key] = child
+            _children.append(child)
+    if child.poll() is not None:
+        return False  # it ended and the cache still lacks them: compile here
+    _prefixes[0] = tuple(dict.fromkeys((*_prefixes[0], *modules)))
+    interpreter[0] = _rule
+    return True
 
 
 def _claim(path: Path) -> int | None:
@@ -298,10 +350,34 @@ def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:
                 break
 
 
+def _ended(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:  # a child its parent has not reaped: a zombie
+            return stat.read().rpartition(")")[2].split()[0] in ("Z", "X")
+    except OSError:  # gone, or no /proc here
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return True
+        return False
+
+
+def after(pids: str, timeout: float = 120.0) -> None:
+    """Waits for the processes ``pids`` (comma-separated) to end, ``timeout`` seconds at most: a
+    compiling child waits for its parent's earlier ones, whose kernels its job calls, so that
+    they compile once and leave it the core meanwhile."""
+    end = time.monotonic() + timeout
+    waiting = [int(p) for p in pids.split(",") if p.strip().isdigit()]
+    while waiting and time.monotonic() < end:
+        waiting = [p for p in waiting if not _ended(p)]
+        time.sleep(0.05 if waiting else 0.0)
+
+
 def _main() -> int:
     # Not niced, unlike a search's compiling child: the env runs slowly until this one ends.
-    env = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
-    exercise(env)
+    after(os.environ.get(AFTER, ""))
+    job = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
+    job() if callable(job) else exercise(job)  # a stand_in's job, or begin's env
     return 0
 
 

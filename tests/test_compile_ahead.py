@@ -14,6 +14,7 @@ import pytest
 from helpers import replayed_score
 
 import mc_envs  # noqa: F401
+import mc_envs.interpret as interpret
 from mc_envs.agents import NMCS, NRPA, PUCT, UCT, compile_ahead
 from mc_envs.agents.mcts.puct import connect_four_prior
 
@@ -186,13 +187,13 @@ def test_a_search_child_starts_once_the_env_children_have_ended():
     # Unreaped (a zombie, as the parent's env child is until its next poll), then reaped.
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
     try:
-        assert not compile_ahead._ended(sleeper.pid)
+        assert not interpret._ended(sleeper.pid)
         start = time.perf_counter()
-        compile_ahead._after(f"{sleeper.pid},", timeout=30)
-        assert 0.3 < time.perf_counter() - start < 10 and compile_ahead._ended(sleeper.pid)
+        interpret.after(f"{sleeper.pid},", timeout=30)
+        assert 0.3 < time.perf_counter() - start < 10 and interpret._ended(sleeper.pid)
     finally:
         sleeper.wait(timeout=30)
-    assert compile_ahead._ended(sleeper.pid)
+    assert interpret._ended(sleeper.pid)
     start = time.perf_counter()
-    compile_ahead._after("", timeout=30)  # no env child: at once
+    interpret.after("", timeout=30)  # no env child: at once
     assert time.perf_counter() - start < 0.5

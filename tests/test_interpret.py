@@ -18,6 +18,7 @@ import mc_envs  # noqa: F401
 from mc_envs import _numba, interpret
 from mc_envs._numba import ctlz, ctpop, cttz
 from mc_envs.games import go_layout, samegame_bits
+from mc_envs.vector.cold import INTERPRET_BELOW
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = [
@@ -158,6 +159,65 @@ def test_a_cold_env_steps_at_once_and_then_loads_what_its_child_compiled(tmp_pat
     assert list((tmp_path / "cache").rglob("*.nbi"))
 
 
+# A cold batched search, with and without an evaluator, on a small vector env: its first result
+# and the vector env's steps run as Python while children compile them; after them, the same
+# calls load what they compiled and give the same results.
+BATCH = textwrap.dedent(
+    """
+    import json
+    import gymnasium as gym
+    import numpy as np
+    import mc_envs
+    from mc_envs import interpret
+    from mc_envs.agents import PUCT
+
+    def uniform(obs, masks):
+        return masks / masks.sum(axis=1, keepdims=True), np.full(len(masks), 0.25)
+
+    def searches(vec):
+        out = []
+        for agent in (PUCT(seed=1), PUCT(seed=2, evaluator=uniform)):
+            r = agent.search_batch(vec, simulations=40)
+            out.append([r.actions.tolist(), r.visits.tolist(), np.nan_to_num(r.q, nan=9).tolist()])
+        return out
+
+    vec = gym.make_vec("mc_envs/TicTacToe-v0", num_envs=4)
+    vec.reset(seed=0)
+    vec.step(np.array([4, 0, 8, 2]))
+    first = searches(vec)
+    cold = {"compiled": [m for m in compiled if m.startswith("mc_envs")],
+            "interpreted": interpret.interpreted[0], "children": len(interpret.children())}
+    ended = interpret.wait(timeout=240)
+    count, before = interpret.interpreted[0], len(compiled)
+    again = searches(vec)
+    obs, *_ = vec.step(np.array([1, 1, 1, 1]))
+    print(json.dumps({"cold": cold, "ended": ended, "first": first, "again": again,
+                      "interpreted_later": interpret.interpreted[0] - count,
+                      "compiled_later": compiled[before:], "obs": obs.tolist()}))
+    """
+)
+
+
+def test_a_cold_batched_search_runs_as_python_and_then_loads_the_same_search(tmp_path):
+    out = _python(COMPILES + BATCH, cache=tmp_path / "cache", ahead=True)
+    cold_run = out["cold"]
+    # Nothing of ours compiled in the process: the vector env, the game and the searches ran as
+    # Python while the children (env, vector env, search) compiled.
+    assert cold_run["compiled"] == [] and cold_run["interpreted"] > 1000
+    assert cold_run["children"] >= 1 and out["ended"]
+    # Then everything loads from the cache: nothing compiles or runs as Python, same results.
+    assert out["compiled_later"] == [] and out["interpreted_later"] == 0
+    assert out["again"] == out["first"]
+    # And the interpreted search is the compiled one (this process compiled it).
+    namespace: dict = {}
+    exec(BATCH.split("vec = gym.make_vec")[0], namespace)
+    vec = gym.make_vec("mc_envs/TicTacToe-v0", num_envs=4)
+    vec.reset(seed=0)
+    vec.step(np.array([4, 0, 8, 2]))
+    assert namespace["searches"](vec) == out["first"]
+    vec.close()
+
+
 def test_one_process_at_a_time_compiles_a_game_for_a_cache(tmp_path):
     code = textwrap.dedent(
         """
@@ -176,7 +236,7 @@ def test_one_process_at_a_time_compiles_a_game_for_a_cache(tmp_path):
         waiting = {"children": len(interpret.children()), "busy": interpret._busy(),
                    "interpreted": interpret.interpreted[0]}
         os.close(other)  # that process's child has ended
-        interpret._looked[0] = 0.0
+        interpret._looked[0] = interpret._polled[0] = -1.0
         count = interpret.interpreted[0]
         env.step(int(env.unwrapped.legal_actions()[0]))
         print(json.dumps({"waiting": waiting, "busy_after": interpret._busy(),
@@ -197,16 +257,22 @@ def test_one_process_at_a_time_compiles_a_game_for_a_cache(tmp_path):
 
 
 def test_a_warm_cache_starts_no_child_and_a_vector_env_compiles(monkeypatch):
+    warm = gym.make_vec("mc_envs/ConnectFour-v0", num_envs=2)  # compiles here (suite: ahead off)
+    warm.reset(seed=0)
+    warm.close()
     monkeypatch.setattr(interpret, "DISABLED", False)
     monkeypatch.setattr(interpret, "_enabled", [True])
     monkeypatch.setattr(interpret, "_started", set())
     before = _numba.interpreter[0]
     try:
-        env = gym.make("mc_envs/ConnectFour-v0")  # compiled by now in this process
+        env = gym.make("mc_envs/ConnectFour-v0")  # compiled in this process
         env.reset(seed=0)
         assert interpret.children() == [] and _numba.interpreter[0] is None
+        small = gym.make_vec("mc_envs/ConnectFour-v0", num_envs=2)  # cached: no child
+        small.close()
+        assert interpret.children() == [] and interpret._enabled[0] is True
         _numba.interpreter[0] = interpret._rule
-        vec = gym.make_vec("mc_envs/ConnectFour-v0", num_envs=2)
+        vec = gym.make_vec("mc_envs/ConnectFour-v0", num_envs=INTERPRET_BELOW)
         vec.close()
         assert _numba.interpreter[0] is None and interpret._enabled[0] is False
     finally:

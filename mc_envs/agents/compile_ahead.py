@@ -36,7 +36,6 @@ from mc_envs._numba import is_cached
 from mc_envs.agents.base import Budget
 
 POLL = 0.25  # seconds between two looks at the cache
-AFTER = "MC_ENVS_COMPILE_AFTER"  # the child starts compiling once these processes have ended
 DISABLED = os.environ.get("MC_ENVS_COMPILE_AHEAD", "1") == "0"
 _children: dict[tuple, subprocess.Popen] = {}
 _lock = threading.Lock()
@@ -138,32 +137,11 @@ def stand_in(agent: Any, env: Any, entries: list[Any]) -> StandIn | None:
             return None
         # After the env's own compiling children: the search's callees are theirs.
         after = ",".join(str(p.pid) for p in interpret.children())
-        child = interpret.spawn("mc_envs.agents.compile_ahead", payload, {AFTER: after})
+        child = interpret.spawn("mc_envs.agents.compile_ahead", payload, {interpret.AFTER: after})
         if child is None:
             return None  # no child can start here: compile here
         _children[key] = child
         return StandIn(entries, child)
-
-
-def _ended(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:  # a child its parent has not reaped: a zombie
-            return stat.read().rpartition(")")[2].split()[0] in ("Z", "X")
-    except OSError:  # gone, or no /proc here
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return True
-        return False
-
-
-def _after(pids: str, timeout: float = 120.0) -> None:
-    """Waits for the processes ``pids`` (comma-separated) to end, ``timeout`` seconds at most."""
-    end = time.monotonic() + timeout
-    waiting = [int(p) for p in pids.split(",") if p.strip().isdigit()]
-    while waiting and time.monotonic() < end:
-        waiting = [p for p in waiting if not _ended(p)]
-        time.sleep(0.05 if waiting else 0.0)
 
 
 def _main() -> int:
@@ -171,7 +149,7 @@ def _main() -> int:
         os.nice(10)  # compiling is background work: the search that waits for it comes first
     # An env made on a cold cache has a child compiling the game's kernels, which the search
     # calls: waiting for it compiles them once, and leaves it the core meanwhile.
-    _after(os.environ.get(AFTER, ""))
+    interpret.after(os.environ.get(interpret.AFTER, ""))
     agent, env = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
     agent.run_search(env, Budget(playouts=1))
     return 0

@@ -203,6 +203,11 @@ class Runner:
             args = (op, actions, where, b, c, o)
             self._compiling = Compiling.start(self._parallel, args, self._kernel, self._opponent)
 
+    def entries(self) -> list[Any]:
+        """The entry points the steps call (before the trials: the serial one, or the parallel
+        one with ``threads``)."""
+        return [self._parallel if self.parallel else self._serial]
+
     def _ready(self) -> bool:
         """Whether the parallel entry point is compiled: the trials may begin."""
         job = self._compiling
