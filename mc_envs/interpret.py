@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from mc_envs._numba import Interpretable, interpreter, is_cached
+from mc_envs.rng import rng_state
 
 try:
     import fcntl
@@ -348,6 +349,20 @@ def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:
             env.score  # noqa: B018 - a property that may call a kernel
             if terminated or truncated:
                 break
+    _playout(env)
+
+
+def _playout(env: Any) -> None:
+    """A playout from the start by the game's compiled ``playout`` kernel: every search calls it
+    (SameGame's compiles for 2 s), an env step does not."""
+    kernel = env.kernel
+    if not kernel.policies:
+        return
+    env.reset(seed=0)
+    state = np.array(env.clone_state().data, copy=True)
+    seq = np.zeros(kernel.max_moves + 1, np.int64)
+    policy = kernel.policies.get(env.default_policy, min(kernel.policies.values()))
+    kernel.playout(state, int(policy), rng_state(0), kernel.workspace(state), seq, 0)
 
 
 def _ended(pid: int) -> bool:
