@@ -343,6 +343,8 @@ def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:
             env.action_masks()
             snapshot = env.clone_state()
             action = int(rng.choice(legal))
+            env.move_code(action)  # NRPA's key, and its bias: a search's calls, not a step's
+            env.move_bias(legal, len(legal), np.zeros(len(legal)))
             env.step(action)
             env.restore_state(snapshot)
             _, _, terminated, truncated, _ = env.step(action)
