@@ -15,8 +15,8 @@ import hashlib
 import os
 import sys
 import tempfile
-import threading
 import types
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -143,26 +143,29 @@ class Interpretable(CPUDispatcher):
     def _compile_for_args(self, *args: Any, **kws: Any) -> Any:
         rule = interpreter[0]
         if rule is not None and rule(self):
-            return functools.partial(_interpreted, self.py_func)  # numba calls it with the args
+            run = self.__dict__.get("_python")
+            if run is None:
+                run = self.__dict__["_python"] = _python(self.py_func)
+            return run  # numba calls it with the args
         return super()._compile_for_args(*args, **kws)  # type: ignore[misc]  # numba: untyped
 
 
-_inside = (
-    threading.local()
-)  # an interpreted kernel runs on this thread: its callees' errstate is set
+def _python(py_func: Callable[..., Any]) -> Callable[..., Any]:
+    """``py_func`` called as numba's dispatcher hands it the arguments: an omitted one as its
+    default, wrapped."""
+    if not py_func.__defaults__:
+        return py_func
+
+    def run(*args: Any) -> Any:
+        return py_func(*(a.value if isinstance(a, OmittedArg) else a for a in args))
+
+    return run
 
 
-def _interpreted(py_func: Callable[..., Any], *args: Any) -> Any:
-    # numba hands the arguments as it folded them: an omitted one as its default, wrapped
-    args = tuple(a.value if isinstance(a, OmittedArg) else a for a in args)
-    if getattr(_inside, "on", False):
-        return py_func(*args)
-    _inside.on = True
-    try:
-        with np.errstate(over="ignore"):  # numba's integers wrap silently; numpy's scalars warn
-            return py_func(*args)
-    finally:
-        _inside.on = False
+# A kernel run as Python does numba's wrapping integer arithmetic on numpy's scalars, which warn
+# where numba is silent: ignored in the package's modules (a filter, not an errstate around each
+# call: that took half of an interpreted call's time).
+warnings.filterwarnings("ignore", "overflow encountered in", RuntimeWarning, r"mc_envs\.")
 
 
 class Dispatcher(Interpretable):
@@ -207,7 +210,7 @@ class _Intrinsic(numba.core.extending._Intrinsic):  # type: ignore[misc]  # fina
 
     python: Callable[..., Any]
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any) -> Any:
         return self.python(*args)
 
 
@@ -226,32 +229,32 @@ def intrinsic(python: Callable[..., Any]) -> Callable[[Callable[..., Any]], Call
     return wrap
 
 
-def _width(x: Any) -> int:
-    return int(x.dtype.itemsize * 8) if isinstance(x, np.generic) else 64
-
-
-def _unsigned(x: Any) -> int:
-    return int(x) & ((1 << _width(x)) - 1)
-
-
-def _like(x: Any, value: int) -> Any:
-    return x.dtype.type(value) if isinstance(x, np.generic) else value
+def _word(x: Any) -> tuple[int, int, Any]:
+    """``x`` as an unsigned word: its value, its width in bits, and its numpy type (int for a
+    Python int, taken as 64 bits)."""
+    if isinstance(x, np.generic):
+        kind = x.dtype.type
+        width = x.dtype.itemsize * 8
+        return int(x) & ((1 << width) - 1), width, kind
+    return int(x) & 0xFFFF_FFFF_FFFF_FFFF, 64, int
 
 
 def ctpop(x: Any) -> Any:
     """The set bits of an integer word, as LLVM's ``ctpop`` counts them, in ``x``'s type."""
-    return _like(x, _unsigned(x).bit_count())
+    u, _, kind = _word(x)
+    return kind(u.bit_count())
 
 
 def ctlz(x: Any) -> Any:
     """The leading zero bits of an integer word (its width for 0), as LLVM's ``ctlz``."""
-    return _like(x, _width(x) - _unsigned(x).bit_length())
+    u, width, kind = _word(x)
+    return kind(width - u.bit_length())
 
 
 def cttz(x: Any) -> Any:
     """The trailing zero bits of an integer word (its width for 0), as LLVM's ``cttz``."""
-    u = _unsigned(x)
-    return _like(x, (u & -u).bit_length() - 1 if u else _width(x))
+    u, width, kind = _word(x)
+    return kind((u & -u).bit_length() - 1 if u else width)
 
 
 def instantiate(

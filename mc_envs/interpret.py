@@ -59,6 +59,7 @@ _children: list[subprocess.Popen] = []
 _prefixes: list[tuple[str, ...]] = [GAME_MODULES]  # whose kernels run as Python (+ stand_in's)
 _modules: dict[Any, str] = {}  # dispatcher -> its function's module
 _polled = [-1.0]  # when _rule last looked at the children
+_until: dict[Any, float] = {}  # dispatcher -> until when _rule runs it as Python unasked
 POLL = 0.02  # seconds between two looks
 _jobs: dict[tuple, subprocess.Popen] = {}  # stand_in's children, by their entry points
 _foreign: list[Path] = []  # the locks of other processes compiling a game this one interprets
@@ -165,11 +166,15 @@ def _busy() -> bool:
 def _rule(dispatcher: Any) -> bool:
     """Whether a call from Python that would compile ``dispatcher`` runs it as Python instead."""
     now = time.monotonic()
+    if now < _until.get(dispatcher, 0.0):  # on an interpreted call's hot path
+        interpreted[0] += 1
+        return True
     if _depth[0] == 0 and now - _polled[0] >= POLL:
         _polled[0] = now
         if not _busy():
             interpreter[0] = None  # every child has ended: compile (or load) from now on
             _prefixes[0] = GAME_MODULES
+            _until.clear()
             return False
     if not _built_in(dispatcher):
         return False
@@ -177,6 +182,7 @@ def _rule(dispatcher: Any) -> bool:
         if is_cached(dispatcher):
             return False
         _cold[id(dispatcher)] = now
+    _until[dispatcher] = now + POLL
     interpreted[0] += 1
     return True
 

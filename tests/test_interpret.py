@@ -237,6 +237,7 @@ def test_one_process_at_a_time_compiles_a_game_for_a_cache(tmp_path):
                    "interpreted": interpret.interpreted[0]}
         os.close(other)  # that process's child has ended
         interpret._looked[0] = interpret._polled[0] = -1.0
+        interpret._until.clear()
         count = interpret.interpreted[0]
         env.step(int(env.unwrapped.legal_actions()[0]))
         print(json.dumps({"waiting": waiting, "busy_after": interpret._busy(),
