@@ -20,7 +20,10 @@ Each cold case also says where its compile time went: numba's ``numba:compile`` 
 functions of most CPU seconds of their own (their callees' compiles not counted), and the
 process's CPU seconds to the first result (``cpu_s``: steadier than the wall clock on a busy
 machine, but one core's work only: numba compiles on one). The report is
-written after every case; ``--resume`` skips the cases it already holds. Nothing is asserted.
+written after every case, each with the commit and date it was measured at; ``--resume`` skips
+the cases it already holds (``--again``: measures the chosen ones again, ``--kinds`` or ``--cases``
+choosing them). Nothing is asserted. ``search_batch``'s result (root visits and actions) is
+compared as the others' (score and moves) with the compiled search's.
 """
 
 from __future__ import annotations
@@ -338,6 +341,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--resume", action="store_true", help="skip the cases the report holds")
     parser.add_argument("--quick", action="store_true", help="only: " + ", ".join(QUICK))
     parser.add_argument("--cases", nargs="+", help="only these cases (names as printed)")
+    parser.add_argument("--kinds", nargs="+", help="only cases of these kinds (env, nmcs, ...)")
+    parser.add_argument(
+        "--again", action="store_true", help="with --resume: measure the chosen cases again"
+    )
     parser.add_argument("--levels", type=int, default=2, help="the warm-up's levels")
     parser.add_argument("--steps", type=int, default=5000, help="later vector steps timed")
     parser.add_argument("--cap", type=float, default=60.0, help="vector stepping, seconds at most")
@@ -351,10 +358,16 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(args.out)
     report = {**provenance(argv), "targets": TARGET, "cases": {}}
     if args.resume and out.exists():
-        report["cases"] = json.loads(out.read_text())["cases"]
+        before = json.loads(out.read_text())
+        report["cases"] = before["cases"]
+        for case in report["cases"].values():  # each case says when and on what it was measured
+            case.setdefault("commit", before.get("commit"))
+            case.setdefault("date", before.get("date"))
     wanted = args.cases or (QUICK if args.quick else None)
     for name, env_id, kind in cases(sorted(ENVS)):
-        if (wanted and name not in wanted) or name in report["cases"]:
+        if (wanted and name not in wanted) or (args.kinds and kind not in args.kinds):
+            continue
+        if name in report["cases"] and not args.again:
             continue
         if kind == "warmup":
             case = warmup_case(args.levels)
@@ -362,7 +375,7 @@ def main(argv: list[str] | None = None) -> dict:
             case = vector_case(env_id, args.steps, args.cap)
         else:
             case = first_result(env_id, kind)
-        report["cases"][name] = case
+        report["cases"][name] = {**case, "commit": report["commit"], "date": report["date"]}
         save_report(out, report)
         print(line(name, case), flush=True)
     print(f"report: {out}")

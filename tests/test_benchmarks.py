@@ -238,6 +238,12 @@ def test_cold_start_measures_a_first_step_cold_then_cached_and_resumes(tmp_path,
     bench("cold-start", "--cases", case, "--resume", "--out", str(out))
     assert json.loads(out.read_text())["cases"] == report["cases"]  # nothing measured again
     assert f"{case} " not in capsys.readouterr().out
+    assert report["cases"][case]["commit"] == report["commit"]  # what each case was measured on
+    # --again measures the chosen cases again (here: the env cases of that one id).
+    bench("cold-start", "--cases", case, "--kinds", "env", "--resume", "--again", "--out", str(out))
+    assert f"{case} " in capsys.readouterr().out
+    again = json.loads(out.read_text())["cases"][case]
+    assert again["cold"]["interpreted"] > 0 and again["date"] >= report["cases"][case]["date"]
 
 
 def _greedy_report(path, position, seed, pick):
