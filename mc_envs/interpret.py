@@ -60,13 +60,13 @@ _prefixes: list[tuple[str, ...]] = [GAME_MODULES]  # whose kernels run as Python
 _modules: dict[Any, str] = {}  # dispatcher -> its function's module
 _polled = [-1.0]  # when _rule last looked at the children
 _until: dict[Any, float] = {}  # dispatcher -> until when _rule runs it as Python unasked
-POLL = 0.02  # seconds between two looks
 _jobs: dict[tuple, subprocess.Popen] = {}  # stand_in's children, by their entry points
 _foreign: list[Path] = []  # the locks of other processes compiling a game this one interprets
 _looked = [0.0]  # when _foreign was last looked at
 _lock = threading.Lock()
 _cold: dict[int, float] = {}  # dispatcher id -> when the cache was last seen to lack it
 RECHECK = 0.25  # seconds between two looks at the cache for one kernel
+POLL = 0.02  # seconds between two looks at the children (and a kernel interpreted unasked)
 interpreted = [0]  # kernel calls run as Python in this process
 
 
