@@ -82,6 +82,9 @@ t_first = time.perf_counter()
 top = sorted(own.items(), key=lambda kv: -kv[1])
 from mc_envs import interpret
 note = (getattr(globals().get("result"), "extra", None) or {}).get("compile") or {}
+def digest(visits):  # search_batch's root visits, as a hash (a Morpion batch has 163,840)
+    import hashlib, numpy
+    return hashlib.sha1(numpy.asarray(visits, numpy.int64).tobytes()).hexdigest()[:16]
 print(json.dumps({"first_s": round(t_first - t0, 3), "cpu_s": round(time.process_time(), 3),
                   "import_s": round(t_import - t0, 3),
                   "setup_s": round(t_setup - t_import, 3), "call_s": round(t_first - t_setup, 3),
@@ -89,7 +92,7 @@ print(json.dumps({"first_s": round(t_first - t0, 3), "cpu_s": round(time.process
                   "top": [[k, round(v, 3)] for k, v in top[:8]],
                   "interpreted": interpret.interpreted[0], "stood_in": bool(note),
                   "result": None if "result" not in globals() else
-                  [result.visits.tolist(), result.actions.tolist()] if hasattr(result, "visits")
+                  [digest(result.visits), result.actions.tolist()] if hasattr(result, "visits")
                   else [float(result.score), list(map(int, result.actions))]}), flush=True)
 interpret.wait(600)  # the children that fill the cache, before the cached run
 if "compile_ahead" in globals():

@@ -323,3 +323,23 @@ def test_the_intrinsics_python_twins_count_bits_as_llvm(dtype):
         twins.append(go_layout.lowest_bit(s) if s != 0 else -1)
         assert [int(t) for t in twins] == compiled[i].tolist(), (w, s)
         assert type(samegame_bits._popcount(w)) is type(w)  # the intrinsic's Python call
+
+
+def test_a_kernel_run_as_python_passes_on_a_compiled_kernels_hash():
+    # A cold cache's mix: SameGame's code interpreted, flood (which it calls) compiled and
+    # returning its uint64 hash as a Python int; _group_code also has an int64 specialization
+    # (a small hash passed on the same way compiles one), which a hash of 2**63 or more overflowed.
+    env = gym.make("mc_envs/SameGame-v0").unwrapped
+    env.reset(seed=0)
+    state, ws = env.state_view.copy(), env.kernel.workspace(env.state_view.copy())
+    samegame = sys.modules[env.kernel.code.py_func.__module__]
+    cell = samegame.padded_index(state, int(env.legal_actions()[0]))
+    samegame._group_code(5, state[samegame.HEADER + cell])  # the int64 specialization
+    big = 0
+    for action in env.legal_actions():
+        action = int(action)
+        expected = env.kernel.code(state, action, ws)
+        assert env.kernel.code.py_func(state, action, ws) == expected
+        cell = samegame.padded_index(state, action)
+        big += int(samegame.flood(state, cell, ws)[1]) >= 2**63
+    assert big > 0  # some of those hashes were 2**63 or more

@@ -386,7 +386,9 @@ def code(s, action, ws):
     """NRPA's code of the move ``action`` (before it is played): a hash of its colour and the
     positions of the cells it removes (Rosin 2011, Cazenave), a non-negative int64."""
     cell = padded_index(s, action)
-    h = flood(s, cell, ws)[1]
+    # np.uint64: run as Python while flood runs compiled (a cold cache), the hash comes back a
+    # Python int, which numba would pass to an int64 specialization of _group_code
+    h = np.uint64(flood(s, cell, ws)[1])
     return _group_code(h, s[HEADER + cell])
 
 
