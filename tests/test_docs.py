@@ -366,9 +366,9 @@ def _cold_start_rows(report):
     for name, case in report["cases"].items():
         cold = case["cold"]
         if case["group"] in ("env", "search") and "first_s" in cold:
-            if case["group"] == "search":
-                how = "generic path" if cold["stood_in"] else "compiled"
-            else:
+            if case["group"] == "search" and cold["stood_in"]:
+                how = "generic path"
+            else:  # a single env's kernels, or a batched search's, run as Python meanwhile
                 how = "interpreted" if cold["interpreted"] else "compiled"
             rows.append(
                 f"| `{name}` | {cold['first_s']:.2f} s | {how} | {seconds(case['compiled'])} | "
