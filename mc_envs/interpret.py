@@ -264,11 +264,13 @@ def _built_in(kernel: Any) -> bool:
 def stand_in(job: Callable[[], object], modules: tuple[str, ...], entries: list[Any]) -> bool:
     """Interprets the uncached kernels of ``modules`` (as well as the game's) while a child runs
     ``job``, which compiles ``entries`` (a batched search's, a small vector env's) into the cache;
-    the child starts after this process's other compiling children. Returns whether it does so
-    (a child runs ``job`` or already ran it); False when ``entries`` are cached, interpreting is
-    off in this process, or no child can run ``job``: the caller compiles them."""
-    if DISABLED or not _enabled[0] or all(is_cached(f) for f in entries):
+    the child starts after this process's other compiling children. Returns whether the caller
+    goes on without compiling them: they are cached, or a child compiles them; False when
+    interpreting is off in this process or no child can run ``job``: the caller compiles them."""
+    if DISABLED or not _enabled[0]:
         return False
+    if all(is_cached(f) for f in entries):
+        return True
     key = tuple(id(f) for f in entries)  # entry points live as long as the process
     with _lock:
         child = _jobs.get(key)

@@ -16,26 +16,20 @@ import functools
 import numpy as np
 
 from mc_envs import interpret
-from mc_envs._numba import is_cached
 
 INTERPRET_BELOW = 64  # sub-envs: a vector env of fewer steps as Python while it compiles
 MODULES = ("mc_envs.vector.",)  # whose kernels it interprets meanwhile
 STEPS = 50  # what the child plays
 
 
-def compiles_here(
-    vector_class: type, env_class: type, n: int, threads: int | None, kwargs: dict, entries: list
+def stand_in(
+    vector_class: type, env_class: type, threads: int | None, kwargs: dict, entries: list
 ) -> bool:
-    """Whether a vector env compiles its entry points ``entries`` in this process: it has
-    :data:`INTERPRET_BELOW` sub-envs or more, or the cache lacks them and no child can compile
-    them (interpreting is off here, or no child starts). Else a child compiles them, if the
-    cache lacks them, and they run as Python until it ends."""
-    if n >= INTERPRET_BELOW:
-        return True
-    if all(is_cached(f) for f in entries):
-        return False
+    """Whether a vector env of fewer than :data:`INTERPRET_BELOW` sub-envs goes on without
+    compiling its entry points ``entries`` in this process: they are cached, or a child compiles
+    them while they run as Python (:func:`mc_envs.interpret.stand_in`)."""
     job = functools.partial(exercise, vector_class, env_class, threads, kwargs)
-    return not interpret.stand_in(job, MODULES, entries)
+    return interpret.stand_in(job, MODULES, entries)
 
 
 def exercise(

@@ -16,7 +16,7 @@ from mc_envs.interpret import stop as stop_interpreting
 from mc_envs.kernel import CAP_INFO
 from mc_envs.state import frozen_copy
 from mc_envs.vector.args import checked_actions, opponent_kind, reset_mask, step_limit, unbound
-from mc_envs.vector.cold import INTERPRET_BELOW, compiles_here
+from mc_envs.vector.cold import INTERPRET_BELOW, stand_in
 from mc_envs.vector.compiled import (
     DERIVED,
     RANDOM_OPPONENT,
@@ -96,8 +96,9 @@ class PlanningVectorEnv(VectorEnv):
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise ValueError(f"threads must be None or a positive integer, got {threads!r}")
         self.max_episode_steps = step_limit(max_episode_steps)
-        if num_envs >= INTERPRET_BELOW:
-            stop_interpreting()  # Python could not step a thousand games a call: compile here
+        small = num_envs < INTERPRET_BELOW  # else Python could not step a call's games
+        if not small:
+            stop_interpreting()  # compile here, from now on
         self.proto = proto = env_class(**kwargs)  # checks the kwargs; draws starts and reasons
         self.num_envs = n = int(num_envs)
         self.copy = copy
@@ -114,7 +115,7 @@ class PlanningVectorEnv(VectorEnv):
         self._agent_player = int(getattr(proto, "agent_player", 0))
         kernel = proto.kernel
         self._run = Runner(kernel, n, threads, self._opponent)
-        if compiles_here(type(self), env_class, n, threads, kwargs, self._run.entries()):
+        if small and not stand_in(type(self), env_class, threads, kwargs, self._run.entries()):
             stop_interpreting()
         self._two_player = kernel.player is not None
         self._capped = kernel.truncated is not None  # else Buffers.cut stays False
