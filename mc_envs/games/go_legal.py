@@ -81,7 +81,7 @@ def _atari_head(state, q, opp, head, libs):
     return r if in_atari(state[libs + r]) else 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _chain_key(state, r, colour, nxt):
     # The XOR of the Zobrist keys of the stones of the chain of representative r (0: none).
     h = np.int64(0)
@@ -95,7 +95,7 @@ def _chain_key(state, r, colour, nxt):
             return h
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _repeats(state, pt, takes, head, libs, table):
     # Whether a stone of the player to move on pt (not a suicide; ``takes``: it captures)
     # recreates an earlier position: the hash after the move (and its captures) looked up.
