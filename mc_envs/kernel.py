@@ -265,7 +265,7 @@ def zero_return(state):
     return 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def never_truncated(state):
     """The default ``truncated``: a game without a move cap of its own."""
     return False

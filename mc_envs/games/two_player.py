@@ -99,19 +99,19 @@ def place(state: np.ndarray, p: int, stones: int, won: bool, cells: int) -> floa
     return 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def score(state: np.ndarray) -> float:
     """Always 0: a two-player game has returns, not a score."""
     return 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def player(state: np.ndarray) -> int:
     """The player to move."""
     return state[PLAYER]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def returns(state: np.ndarray) -> float:
     """+1 if player 0 won, -1 if player 1 won, 0 for a draw or an unfinished game."""
     return float(state[RESULT])
