@@ -131,7 +131,7 @@ from numba.core.registry import CPUDispatcher  # noqa: E402
 
 # While a child process compiles a cold env's kernels (mc_envs.interpret), the rule that says
 # which functions a call from Python runs as plain Python meanwhile; None: numba compiles them.
-interpreter: list[Callable[[Any], bool] | None] = [None]
+interpreter: list[Callable[[Any, tuple], bool] | None] = [None]
 
 
 class Interpretable(CPUDispatcher):
@@ -142,7 +142,7 @@ class Interpretable(CPUDispatcher):
 
     def _compile_for_args(self, *args: Any, **kws: Any) -> Any:
         rule = interpreter[0]
-        if rule is not None and rule(self):
+        if rule is not None and rule(self, args):
             run = self.__dict__.get("_python")
             if run is None:
                 run = self.__dict__["_python"] = _python(self.py_func)
@@ -326,13 +326,22 @@ def _names_read(code: types.CodeType) -> frozenset[str]:
     return frozenset(names)
 
 
-def is_cached(dispatcher: Any) -> bool:
+def is_cached(dispatcher: Any, args: tuple | None = None) -> bool:
     """Whether calling ``dispatcher`` finds compiled code: compiled in this process, or in the
-    on-disk cache for its current source. Unknown (numba's cache layout changed): True, so that
-    callers compile as they always did."""
-    if dispatcher.signatures:
+    on-disk cache for its current source; with ``args``, code for exactly their types (what a call
+    from Python with them would otherwise compile: a cached specialization for other types does
+    not count). Unknown (numba's cache layout changed): True, so that callers compile as they
+    always did."""
+    if args is None and dispatcher.signatures:
         return True
     try:
-        return bool(dispatcher._cache._cache_file._load_index())
+        index = dispatcher._cache._cache_file._load_index()
+        if args is None:
+            return bool(index)
+        sig = tuple(
+            _types.Omitted(a.value) if isinstance(a, OmittedArg) else dispatcher.typeof_pyval(a)
+            for a in args
+        )  # as numba's _compile_for_args types a call
+        return sig in dispatcher.overloads or any(key[0] == sig for key in index)
     except Exception:  # noqa: BLE001 - a private layout: any failure means "cannot tell"
         return True

@@ -163,8 +163,10 @@ def _busy() -> bool:
     return bool(_foreign)
 
 
-def _rule(dispatcher: Any) -> bool:
-    """Whether a call from Python that would compile ``dispatcher`` runs it as Python instead."""
+def _rule(dispatcher: Any, args: tuple) -> bool:
+    """Whether a call from Python with ``args`` that would compile ``dispatcher`` runs it as
+    Python instead: while a child compiles, unless the cache holds code for exactly these types
+    (one for other types, a child's compiled caller's, would be compiled here meanwhile)."""
     now = time.monotonic()
     if now < _until.get(dispatcher, 0.0):  # on an interpreted call's hot path
         interpreted[0] += 1
@@ -179,7 +181,7 @@ def _rule(dispatcher: Any) -> bool:
     if not _built_in(dispatcher):
         return False
     if now - _cold.get(id(dispatcher), -RECHECK) >= RECHECK:
-        if is_cached(dispatcher):
+        if is_cached(dispatcher, args):
             return False
         _cold[id(dispatcher)] = now
     _until[dispatcher] = now + POLL
@@ -200,7 +202,7 @@ def everything() -> Iterator[None]:
         interpreter[0] = before
 
 
-def _game_kernel(dispatcher: Any) -> bool:
+def _game_kernel(dispatcher: Any, args: tuple) -> bool:
     if not _built_in(dispatcher):
         return False
     interpreted[0] += 1

@@ -343,3 +343,43 @@ def test_a_kernel_run_as_python_passes_on_a_compiled_kernels_hash():
         cell = samegame.padded_index(state, action)
         big += int(samegame.flood(state, cell, ws)[1]) >= 2**63
     assert big > 0  # some of those hashes were 2**63 or more
+
+
+def test_a_call_whose_types_the_cache_lacks_runs_as_python_while_a_child_compiles(tmp_path):
+    # Morpion's _apply is compiled for its compiled callers' constants (play's track=False); an
+    # interpreted play calls it from Python with a plain bool, which those do not fit: while a
+    # child is at work, that call runs as Python instead of compiling another specialization
+    # here (0.6 s in a cold NRPA search).
+    code = COMPILES + textwrap.dedent(
+        """
+        import json, sys
+        import gymnasium as gym
+        import numpy as np
+        import mc_envs
+        from mc_envs import _numba, interpret
+        from mc_envs._numba import is_cached
+        env = gym.make("mc_envs/MorpionSolitaire5T-v0").unwrapped  # compiled here
+        env.reset(seed=0)
+        morpion = sys.modules[env.kernel.play.py_func.__module__]
+        state = env.state_view.copy()
+        ws = env.kernel.workspace(state)
+        action = int(env.legal_actions()[0])
+        expected = state.copy()
+        env.kernel.play(expected, action, ws.copy())
+        cached = [is_cached(env.kernel.play, (state, action, ws)),
+                  is_cached(morpion._apply, (state, action, ws, False)),
+                  is_cached(morpion._apply)]
+        interpret._busy = lambda: True  # a child at work
+        _numba.interpreter[0] = interpret._rule
+        before, count = len(compiled), interpret.interpreted[0]
+        got = state.copy()
+        morpion._apply(got, action, ws.copy(), False)
+        _numba.interpreter[0] = None
+        print(json.dumps({"cached": cached, "compiled": compiled[before:],
+                          "interpreted": interpret.interpreted[0] - count,
+                          "same": bool(np.array_equal(got, expected))}))
+        """
+    )
+    out = _python(code, cache=tmp_path / "cache")
+    assert out["cached"] == [True, False, True]
+    assert out["compiled"] == [] and out["interpreted"] >= 1 and out["same"]
