@@ -429,7 +429,7 @@ def playout(s, policy, rng, ws, seq, start):
             g = np.int64(cand[rng_below(rng, m)]) if m > 0 else rng_below(rng, ng)
         else:
             g = rng_below(rng, ng)
-        size = remove(s, gcell[g], ws)
+        size = remove(s, np.int64(gcell[g]), ws)  # as play: one specialization
         s[SCORE] += (size - 2) * (size - 2)
         seq[start + k] = gaction[g]
         k += 1
