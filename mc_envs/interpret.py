@@ -353,8 +353,7 @@ def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:
             env.action_masks()
             snapshot = env.clone_state()
             action = int(rng.choice(legal))
-            env.move_code(action)  # NRPA's key, and its bias: a search's calls, not a step's
-            env.move_bias(legal, len(legal), np.zeros(len(legal)))
+            _nrpa_calls(env, legal)
             env.step(action)
             env.restore_state(snapshot)
             _, _, terminated, truncated, _ = env.step(action)
@@ -362,6 +361,23 @@ def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:
             if terminated or truncated:
                 break
     _playout(env)
+
+
+def _nrpa_calls(env: Any, legal: np.ndarray) -> None:
+    """NRPA's calls of the env in a state with the ``legal`` actions, with the argument types of
+    its generic path: a search's, not a step's (the move codes, their bias, each selective
+    policy's filter)."""
+    n = len(legal)
+    moves = np.zeros(int(env.action_space.n), np.int64)
+    moves[:n] = legal
+    codes = np.array([env.move_code(int(a)) for a in legal] + [0] * (len(moves) - n), np.int64)
+    env.move_bias(moves, n, np.zeros(len(moves)))
+    for name in env.kernel.selections:
+        try:
+            key = env.selection_key(name)
+        except ValueError:  # not for this state (SameGame's tabu-k with fewer colours)
+            continue
+        env.select_moves(moves.copy(), codes.copy(), n, key)
 
 
 def _playout(env: Any) -> None:

@@ -383,3 +383,39 @@ def test_a_call_whose_types_the_cache_lacks_runs_as_python_while_a_child_compile
     out = _python(code, cache=tmp_path / "cache")
     assert out["cached"] == [True, False, True]
     assert out["compiled"] == [] and out["interpreted"] >= 1 and out["same"]
+
+
+# The env made and its child's exercise run here, then NRPA's generic path (the stand-in, kept on).
+EXERCISED = textwrap.dedent(
+    """
+    import json
+    import gymnasium as gym
+    import mc_envs
+    from mc_envs import interpret
+    from mc_envs.agents import NRPA, compile_ahead, runner
+    env = gym.make("mc_envs/SameGame-v0")
+    env.reset(seed=0)
+    interpret.exercise(env.unwrapped)
+
+    class Generic(compile_ahead.StandIn):
+        def ready(self):
+            return False
+
+    runner.stand_in = lambda agent, base, entries: Generic(entries, None)
+    """
+)
+GENERIC_NRPA = textwrap.dedent(
+    """
+    result = NRPA(level=1, seed=1, policy="tabu").search(env, playouts=20)
+    print(json.dumps({"compiled": [m for m in compiled if m.startswith("mc_envs.games")],
+                      "generic": result.extra["compile"]["generic_playouts"]}))
+    """
+)
+
+
+def test_the_childs_exercise_compiles_every_game_kernel_a_generic_nrpa_calls(tmp_path):
+    # What a cold NRPA's generic path calls through the env (move codes, bias, SameGame's
+    # selective policy) is compiled by the env's child, with the same argument types: none of it
+    # compiles, or runs as Python, in the searching process once the child has ended.
+    out = _python(EXERCISED + COMPILES + GENERIC_NRPA, cache=tmp_path / "cache")
+    assert out["generic"] == 20 and out["compiled"] == []
