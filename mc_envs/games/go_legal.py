@@ -71,7 +71,7 @@ def suicide(state: np.ndarray, pt: int) -> bool:
     return _outcome(state, pt, head, head + 3 * p) == SUICIDE
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _atari_head(state, q, opp, head, libs):
     # The representative of the chain at q if it is of colour opp - 1 and in atari, else 0 (no
     # stone has representative 0: point 0 is off the board).
