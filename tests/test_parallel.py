@@ -1,12 +1,17 @@
 """Parallel search: root parallelism (the best of seeded workers), NMCS's top-level moves and
 distributed NRPA on workers (over Ray: tests/test_cluster_ray.py)."""
 
+import time
+
 import pytest
 from helpers import replayed_score, samegame
 
 import mc_envs  # noqa: F401
 from mc_envs.agents import NMCS, NRPA
+from mc_envs.agents.base import StopReason
+from mc_envs.agents.parallel.messages import Done
 from mc_envs.agents.parallel.root import worker_seed
+from mc_envs.agents.parallel.rounds import Rounds
 from mc_envs.envs.samegame import SameGameEnv
 
 
@@ -166,3 +171,44 @@ def test_rounds_that_keep_too_few_workers_busy_give_way_to_root_parallelism(sche
     assert "root parallelism for the remaining" in result.extra["fallback"]
     assert result.stopped == "time" and result.seconds < seconds + 1.0
     assert result.score > 0 and replayed_score(env, result.actions) == result.score
+
+
+class _SlowPool:
+    """A pool of one worker whose task returns its first playout ``after`` seconds from its
+    submission, whatever the time limit (a busy machine, a cold cache)."""
+
+    workers = 1
+
+    def __init__(self, after: float) -> None:
+        self.after, self.out, self.stops = after, {}, 0
+
+    def submit(self, task, budgets, index):
+        self.out[index] = time.perf_counter() + self.after
+
+    def poll(self, timeout):
+        time.sleep(timeout)
+        now = time.perf_counter()
+        ready = {i: t for i, t in self.out.items() if now >= t}
+        for i in ready:
+            del self.out[i]
+        return [], {i: Done(1.0, [0], 1, self.after, 1, StopReason.TIME) for i in ready}
+
+    def cancel_below(self, index):
+        pass
+
+    def stop(self):
+        self.stops += 1
+
+
+@pytest.mark.parametrize("after", [1.6, 0.2])
+def test_a_parallel_search_past_its_time_limit_waits_for_its_first_playout(after):
+    # Time limit 0.3 s, then 0.6 s of grace: a copy whose first playout comes at 1.6 s is waited
+    # for (a result with no playout is not one); one that comes in time is taken as it comes.
+    pool = _SlowPool(after)
+    rounds = Rounds(pool, time_limit=0.3, callback=None)
+    start = time.perf_counter()
+    (result,) = rounds.run([("task", {})])
+    took = time.perf_counter() - start
+    assert result.playouts == 1 and rounds.playouts(False) == 1
+    assert (pool.stops >= 1) == (after > 0.3)  # told to stop at the time limit
+    assert took >= after and result.score == 1.0 and not rounds.late

@@ -20,7 +20,7 @@ import numpy as np
 
 NO_LIMIT = np.iinfo(np.int64).max
 NEG_INF = -1.0e300
-FIRST_RESULT = 0.5  # seconds past its time limit that a search without a result may take for one
+FIRST_RESULT = 30.0  # seconds past its time limit that a search without a result may take for one
 
 
 class Slot(IntEnum):
@@ -333,7 +333,8 @@ def supervise(
     The callback is called as :class:`_Reports` says. The time limit counts from this call: a
     compiled search compiles before it, or starts generic while a child compiles it. A search
     with no result yet when its time is up (its first playout slowed by a busy machine, or by the
-    env's own kernels compiling) may go on for ``FIRST_RESULT`` seconds more until it has one.
+    env's own kernels compiling) goes on until it has one, ``FIRST_RESULT`` seconds more at most:
+    a budget that allows one playout never returns without one.
 
     Returns:
         (why it stopped, seconds). ``why`` is :class:`StopReason` ``TIME``, ``CALLBACK`` or

@@ -16,8 +16,10 @@ of the finished tasks. Three rules keep a search going when its workers do not:
   finish is the result, but for a worker's copy that found nothing (it started after the search
   was told to stop): the caller's copy stands. A task's result depends only on the task (its seed
   and budget), so which copy wins changes nothing but the time; and a search whose budget allows
-  one playout never returns without one, however late the workers. Tasks that keep a checkpoint file are neither copied
-  nor submitted again: they resume from their file when the search is resumed.
+  one playout never returns without one, however late the workers (past its time limit, it
+  waits for the first playout of a copy still searching, ``FIRST_RESULT`` seconds at most).
+  Tasks that keep a checkpoint file are neither copied nor submitted again: they resume from
+  their file when the search is resumed.
 - *Nothing is lost silently.* A task whose worker died is submitted again (once) and run by the
   caller meanwhile; the result's ``extra["participation"]`` says how many workers searched and
   for how long, which tasks were lost with their worker, and which were late.
@@ -33,7 +35,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from mc_envs.agents.base import NEG_INF, Callback, Progress, StopReason
+from mc_envs.agents.base import FIRST_RESULT, NEG_INF, Callback, Progress, StopReason
 from mc_envs.agents.parallel.messages import (
     Counted,
     Done,
@@ -258,10 +260,18 @@ class Rounds:
                 self.end(StopReason.TIME)
             if self.why == StopReason.TIME and deadline is None:
                 deadline = time.perf_counter() + GRACE
-            if deadline is not None and time.perf_counter() > deadline:
+            if deadline is not None and time.perf_counter() > deadline and self._may_end(b):
                 break
             self._report(sum(b.counts.values()))
         return self._close(b, began, warm)
+
+    def _may_end(self, b: _Batch) -> bool:
+        """Whether a search past its deadline may return: after a time limit, not before a
+        playout was counted while a copy still searches (a slow machine, a cold cache), for
+        ``FIRST_RESULT`` seconds at most, as a single search."""
+        if self.why != StopReason.TIME or self.total + self.spare + sum(b.counts.values()) > 0:
+            return True
+        return time.perf_counter() - self.start > (self.time_limit or 0.0) + GRACE + FIRST_RESULT
 
     def _submit(self, batch: list[Task]) -> _Batch:
         """Submits the batch's tasks, numbered after those of the earlier batches."""
