@@ -178,7 +178,7 @@ def _rule(dispatcher: Any, args: tuple) -> bool:
             _prefixes[0] = GAME_MODULES
             _until.clear()
             return False
-    if not _built_in(dispatcher):
+    if not built_in(dispatcher):
         return False
     if now - _cold.get(id(dispatcher), -RECHECK) >= RECHECK:
         if is_cached(dispatcher, args):
@@ -203,7 +203,7 @@ def everything() -> Iterator[None]:
 
 
 def _game_kernel(dispatcher: Any, args: tuple) -> bool:
-    if not _built_in(dispatcher):
+    if not built_in(dispatcher):
         return False
     interpreted[0] += 1
     return True
@@ -239,7 +239,7 @@ def begin(env: Any) -> None:
             return
         _started.add(env.kernel.name)
         kernels = [getattr(env.kernel, f) for f in ("play", "legal", "observe")]
-        if not all(_built_in(f) for f in kernels):
+        if not all(built_in(f) for f in kernels):
             return  # a game of the user's: its kernels compile here, as they always did
         if all(is_cached(f) for f in kernels):
             return
@@ -254,7 +254,9 @@ def begin(env: Any) -> None:
             interpreter[0] = None
 
 
-def _built_in(kernel: Any) -> bool:
+def built_in(kernel: Any) -> bool:
+    """Whether ``kernel`` is one of mc-envs' own numba functions (a child can import it), not a
+    user's."""
     module = _modules.get(kernel)  # looked up once a kernel: on a call's hot path
     if module is None:
         if not isinstance(kernel, Interpretable):
@@ -321,14 +323,24 @@ def _start(env: Any, lock: int) -> None:
 
 
 def _spawn(env: Any, lock: int) -> None:
+    helper(env, keep=(lock,) if lock >= 0 else ())
+
+
+def helper(job: Any, keep: tuple[int, ...] = ()) -> subprocess.Popen | None:
+    """Starts a compiling child now, counted among this process's :func:`children`: it runs
+    ``job()``, or :func:`exercise` on an env. None where none can run (compiling ahead is off,
+    the job cannot be sent, no process can start): the caller compiles."""
+    if DISABLED:
+        return None
     try:
-        payload = pickle.dumps(env)
-    except Exception:  # noqa: BLE001 - an env that cannot be sent compiles here
-        return
-    child = spawn("mc_envs.interpret", payload, keep=(lock,) if lock >= 0 else ())
-    if child is not None:  # else no child can start here: compile here
+        payload = pickle.dumps(job)
+    except Exception:  # noqa: BLE001 - a job that cannot be sent compiles here
+        return None
+    child = spawn("mc_envs.interpret", payload, keep=keep)
+    if child is not None:
         with _lock:
             _children.append(child)
+    return child
 
 
 def _feed(child: subprocess.Popen, payload: bytes) -> None:

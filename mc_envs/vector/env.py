@@ -136,6 +136,9 @@ class PlanningVectorEnv(VectorEnv):
         self._configs: dict[tuple[bool, float], Config] = {}
         self._reset_called = False
         self.closed = False
+        if not small:
+            args = (self._no_actions, self._all, self._buffers)
+            self._run.prepare(RESET, *args, self._config(self._use_template), self._no_outputs)
 
     # -- policy and configuration -----------------------------------------------------------------
 

@@ -18,6 +18,7 @@ import numba
 
 from mc_envs._numba import is_cached
 from mc_envs.kernel import Kernel
+from mc_envs.vector.cold import Split
 from mc_envs.vector.compiled import (
     NO_OPPONENT,
     STEP,
@@ -180,6 +181,21 @@ class Runner:
         self._every = WATCH  # steps of the kept kind between two trials
         self._since = WATCH  # steps of the kept kind since the last trial: the first starts one
         self._last: tuple[bool, float] | None = None
+        self._split: Split | None = None
+
+    def prepare(
+        self, op: int, actions: Any, where: Any, buffers: Buffers, config: Config, out: Outputs
+    ) -> None:
+        """Called at construction with the arguments of a call: if the entry point the first call
+        takes is not compiled for their types, starts compiling it on two cores (:class:`Split`;
+        the first call finishes it)."""
+        b, c, o = tuple(buffers), tuple(config), tuple(out)
+        args: tuple[Any, ...]
+        if self.parallel:
+            entry, args = self._parallel, (op, actions, where, b, c, o)
+        else:
+            entry, args = self._serial, (op, 0, self._n, actions, where, b, c, o)
+        self._split = Split.start(self._kernel, entry, args, buffers)
 
     def __call__(
         self, op: int, actions: Any, where: Any, buffers: Buffers, config: Config, out: Outputs
@@ -189,6 +205,9 @@ class Runner:
         # A step's Python work counts (~50 us a step at N = 1,024): no call or test more than
         # needed here. The records go as plain tuples (_range's note).
         b, c, o = tuple(buffers), tuple(config), tuple(out)
+        if self._split is not None:
+            split, self._split = self._split, None
+            split.finish()
         if op == STEP and (self._trials or self._watch and self._ready()):
             parallel = self._next()
         else:
