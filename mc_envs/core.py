@@ -31,6 +31,7 @@ from mc_envs.contract import PlanningContract as PlanningContract  # re-exported
 from mc_envs.interpret import constructor
 from mc_envs.kernel import Kernel as Kernel  # re-exported: part of the contract
 from mc_envs.rng import Rng
+from mc_envs.search_hooks import SearchHooks
 from mc_envs.spaces import LegalDiscrete as LegalDiscrete  # re-exported: part of the contract
 from mc_envs.state import State as State  # re-exported: part of the contract
 from mc_envs.state import check_layout as check_layout
@@ -98,7 +99,7 @@ def random_policy(env: PlanningContract) -> Chooser:
     return lambda actions, rng: rng.choice(actions)
 
 
-class PlanningEnv(gym.Env[np.ndarray, np.int64]):
+class PlanningEnv(SearchHooks, gym.Env[np.ndarray, np.int64]):
     """Base class of the built-in envs: the contract implemented over a flat state array.
 
     Subclasses define ``game``, ``_config`` (a tuple), ``_new_state(seed, options)`` returning the
@@ -287,41 +288,6 @@ class PlanningEnv(gym.Env[np.ndarray, np.int64]):
     def action_to_string(self, action: int) -> str:
         """The move in the game's own notation (see the env's docstring); the number by default."""
         return str(int(action))
-
-    def move_code(self, action: int) -> int:
-        """The code of a legal action in the current state (NRPA's policy key); the action by default."""
-        if self.kernel.code is None:
-            return int(action)
-        return int(self.kernel.code(self._state, int(action), self._ws))
-
-    def selection_key(self, name: str) -> int:
-        """The key of the game's selective policy ``name`` in the current state (for NRPA).
-
-        Raises:
-            ValueError: the game has no selective policy of that name.
-        """
-        key = self.kernel.selections.get(name)
-        if key is None:
-            raise ValueError(
-                f"{self.game} has no selective policy {name!r}; it has "
-                f"{['random', *sorted(self.kernel.selections)]}"
-            )
-        return int(key(self._state))
-
-    def select_moves(self, moves: np.ndarray, codes: np.ndarray, n: int, key: int) -> int:
-        """Applies the game's selective filter (:attr:`Kernel.select`) to ``moves[:n]`` and
-        ``codes[:n]`` in place in the current state; returns how many moves it keeps."""
-        if self.kernel.select is None or key < 0:
-            return n
-        return int(self.kernel.select(self._state, moves, codes, n, key))
-
-    def move_bias(self, moves: np.ndarray, n: int, out: np.ndarray) -> None:
-        """Writes the game's heuristic value of each of the legal ``moves[:n]`` into ``out[:n]``
-        (:attr:`Kernel.bias`, GNRPA's bias); zeros when the game has none."""
-        if self.kernel.bias is None:
-            out[:n] = 0.0
-        else:
-            self.kernel.bias(self._state, moves, n, out, self._ws)
 
     def action_masks(self) -> np.ndarray:
         """A bool mask over the action space, True exactly at :meth:`legal_actions` (a new array

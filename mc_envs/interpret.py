@@ -378,13 +378,13 @@ def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:
 
 def _nrpa_calls(env: Any, legal: np.ndarray) -> None:
     """NRPA's calls of the env in a state with the ``legal`` actions, with the argument types of
-    its generic path: a search's, not a step's (the move codes, their bias, each selective
+    its generic path: a search's, not a step's (the moves' codes, their bias, each selective
     policy's filter)."""
     n = len(legal)
     moves = np.zeros(int(env.action_space.n), np.int64)
     moves[:n] = legal
     codes = np.zeros_like(moves)
-    codes[:n] = [env.move_code(int(a)) for a in legal]
+    env.legal_codes(moves, codes)
     env.move_bias(moves, n, np.zeros(len(moves)))
     for name in env.kernel.selections:
         try:

@@ -175,3 +175,27 @@ def test_a_time_limit_alone_restarts_until_it_ends():
     env2.reset(seed=1)
     timed = NRPA(level=1, iterations=5, seed=0).search(env2, time_limit=0.5)
     assert timed.stopped == "time" and timed.iterations > 1  # one run is 5 playouts
+
+
+@pytest.mark.parametrize(
+    "env_id", ["mc_envs/SameGame-v0", "mc_envs/WeakSchur-v0", "mc_envs/MorpionSolitaire5D-v0"]
+)
+def test_an_envs_legal_codes_are_its_legal_actions_and_their_move_codes(env_id):
+    # The generic path's one call a state (SameGame: a kernel pass; WeakSchur: a code per move;
+    # Morpion: the actions themselves).
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    out, codes = (np.full(env.action_space.n, -1, np.int64) for _ in range(2))
+    for _ in range(30):
+        n = env.legal_codes(out, codes)
+        legal = env.legal_actions()
+        assert out[:n].tolist() == legal.tolist()
+        assert codes[:n].tolist() == [env.move_code(int(a)) for a in legal]
+        if n == 0:
+            break
+        env.step(int(rng.choice(legal)))
+    fresh = gym.make(env_id).unwrapped
+    fresh.reset(seed=3)
+    n = fresh.legal_codes(out, codes)
+    assert fresh._legal_cache is not None and fresh._legal_cache.tolist() == out[:n].tolist()

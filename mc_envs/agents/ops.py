@@ -375,8 +375,11 @@ def _py_score(states: EnvStates, i: int) -> float:
 
 
 def _py_legal_codes(states: EnvStates, i: int, ws: Any, out: np.ndarray, codes: np.ndarray) -> int:
-    n = _py_legal(states, i, ws, out)
     env = states.use(i)
+    listed = getattr(env, "legal_codes", None)  # a built-in env's: one kernel call
+    if listed is not None:
+        return int(listed(out, codes))
+    n = _py_legal(states, i, ws, out)
     move_code = getattr(env, "move_code", None)
     for j in range(n):
         codes[j] = int(move_code(int(out[j]))) if move_code is not None else int(out[j])

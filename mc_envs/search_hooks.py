@@ -1,0 +1,80 @@
+"""What a search's generic path asks of a built-in env besides the planning contract: NRPA's move
+codes, selective filters and move bias (:class:`SearchHooks`, a base of
+:class:`mc_envs.core.PlanningEnv`, through the game's :class:`~mc_envs.kernel.Kernel`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+from mc_envs.kernel import Kernel
+
+
+class SearchHooks:
+    """NRPA's calls of an env over its kernel: :meth:`move_code` and :meth:`legal_codes` (its
+    policy's keys), :meth:`selection_key` and :meth:`select_moves` (selective policies),
+    :meth:`move_bias` (GNRPA's bias). A user's env may offer any of them; the generic path does
+    without (a move's code is then the action)."""
+
+    kernel: Kernel
+    game: ClassVar[str]
+    _state: np.ndarray
+    _ws: np.ndarray
+    _legal_cache: np.ndarray | None
+
+    if TYPE_CHECKING:
+
+        def legal_actions(self) -> np.ndarray: ...  # PlanningEnv's
+
+    def move_code(self, action: int) -> int:
+        """The code of a legal action in the current state (NRPA's policy key); the action by default."""
+        if self.kernel.code is None:
+            return int(action)
+        return int(self.kernel.code(self._state, int(action), self._ws))
+
+    def legal_codes(self, out: np.ndarray, codes: np.ndarray) -> int:
+        """Writes the legal actions, sorted (as :meth:`legal_actions`), into ``out`` and their
+        codes (as :meth:`move_code` gives each) into ``codes``; returns how many. One kernel call
+        where the game lists codes with its moves (:attr:`Kernel.legal_codes`: SameGame's 40-odd
+        groups a state cost one pass, not one flood fill each)."""
+        listed = self.kernel.legal_codes
+        if listed is None:
+            legal = self.legal_actions()
+            n = len(legal)
+            out[:n] = legal
+            codes[:n] = legal if self.kernel.code is None else [self.move_code(a) for a in legal]
+            return n
+        n = int(listed(self._state, self._ws, out, codes))
+        if self._legal_cache is None:
+            self._legal_cache = out[:n].copy()  # the step's legality check reads it
+        return n
+
+    def selection_key(self, name: str) -> int:
+        """The key of the game's selective policy ``name`` in the current state (for NRPA).
+
+        Raises:
+            ValueError: the game has no selective policy of that name.
+        """
+        key = self.kernel.selections.get(name)
+        if key is None:
+            raise ValueError(
+                f"{self.game} has no selective policy {name!r}; it has "
+                f"{['random', *sorted(self.kernel.selections)]}"
+            )
+        return int(key(self._state))
+
+    def select_moves(self, moves: np.ndarray, codes: np.ndarray, n: int, key: int) -> int:
+        """Applies the game's selective filter (:attr:`Kernel.select`) to ``moves[:n]`` and
+        ``codes[:n]`` in place in the current state; returns how many moves it keeps."""
+        if self.kernel.select is None or key < 0:
+            return n
+        return int(self.kernel.select(self._state, moves, codes, n, key))
+
+    def move_bias(self, moves: np.ndarray, n: int, out: np.ndarray) -> None:
+        """Writes the game's heuristic value of each of the legal ``moves[:n]`` into ``out[:n]``
+        (:attr:`Kernel.bias`, GNRPA's bias); zeros when the game has none."""
+        if self.kernel.bias is None:
+            out[:n] = 0.0
+        else:
+            self.kernel.bias(self._state, moves, n, out, self._ws)
