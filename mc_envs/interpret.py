@@ -354,10 +354,18 @@ def _feed(child: subprocess.Popen, payload: bytes) -> None:
 
 def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:
     """Plays ``episodes`` random episodes of at most ``steps`` moves through the env's whole
-    interface (what the child does to compile it)."""
+    interface (what the child does to compile it). The first state is made as Python, so that
+    what a search calls compiles first: a step's kernels, NRPA's calls and a playout; then
+    what makes a state (SameGame's board layout, Morpion's line scan: 0.7 s each), which the
+    next episode's reset compiles."""
     rng = np.random.default_rng(0)
+    played = False
     for episode in range(episodes):
-        env.reset(seed=episode)
+        if episode == 0:
+            with everything():
+                env.reset(seed=0)
+        else:
+            env.reset(seed=episode)
         for step in range(steps):
             legal = env.legal_actions()
             if len(legal) == 0:
@@ -371,9 +379,13 @@ def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:
             env.restore_state(snapshot)
             _, _, terminated, truncated, _ = env.step(action)
             env.score  # noqa: B018 - a property that may call a kernel
+            if not played:
+                played = _playout(env)
             if terminated or truncated:
                 break
-    _playout(env)
+    env.reset(seed=0)
+    if not played:
+        _playout(env)
 
 
 def _nrpa_calls(env: Any, legal: np.ndarray) -> None:
@@ -394,17 +406,17 @@ def _nrpa_calls(env: Any, legal: np.ndarray) -> None:
         env.select_moves(moves.copy(), codes.copy(), n, key)
 
 
-def _playout(env: Any) -> None:
-    """A playout from the start by the game's compiled ``playout`` kernel: every search calls it
-    (SameGame's compiles for 2 s), an env step does not."""
+def _playout(env: Any) -> bool:
+    """A playout from the current state by the game's compiled ``playout`` kernel (every search
+    calls it, SameGame's compiles for 2 s; an env step does not); whether the game had one."""
     kernel = env.kernel
-    if not kernel.policies:
-        return
-    env.reset(seed=0)
+    if not kernel.policies or len(env.legal_actions()) == 0:
+        return False
     state = np.array(env.clone_state().data, copy=True)
     seq = np.zeros(kernel.max_moves + 1, np.int64)
     policy = kernel.policies.get(env.default_policy, min(kernel.policies.values()))
     kernel.playout(state, int(policy), rng_state(0), kernel.workspace(state), seq, 0)
+    return True
 
 
 def _ended(pid: int) -> bool:

@@ -419,3 +419,44 @@ def test_the_childs_exercise_compiles_every_game_kernel_a_generic_nrpa_calls(tmp
     # compiles, or runs as Python, in the searching process once the child has ended.
     out = _python(EXERCISED + COMPILES + GENERIC_NRPA, cache=tmp_path / "cache")
     assert out["generic"] == 20 and out["compiled"] == []
+
+
+ORDER = textwrap.dedent(
+    """
+    import json, sys
+    from numba.core import event
+    done = []
+    class _Done(event.Listener):
+        def on_start(self, ev):
+            pass
+        def on_end(self, ev):
+            done.append(ev.data["dispatcher"].py_func.__qualname__)
+    event.register("numba:compile", _Done())
+    import gymnasium as gym
+    import mc_envs
+    from mc_envs import interpret
+    with interpret.everything():  # as the child receives it: made in the parent
+        env = gym.make(sys.argv[1]).unwrapped
+    interpret.exercise(env)
+    print(json.dumps(done))
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "env_id, makes",
+    [("mc_envs/SameGame-v0", "_lay_all"), ("mc_envs/MorpionSolitaire5T-v0", "rescan")],
+)
+def test_the_child_compiles_what_searches_call_before_what_makes_a_state(tmp_path, env_id, makes):
+    # A cold search waits for play, legal and the playout (SameGame's 2 s); the kernels a reset
+    # calls to lay out a new board compile after them (0.7 s each), as Python meanwhile.
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MC_ENVS_COMPILE_AHEAD": "0"}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    done = subprocess.run(
+        [sys.executable, "-c", ORDER, env_id], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    order = json.loads(done.stdout.strip().splitlines()[-1])
+    assert makes in order
+    for needed in ("play", "legal", "playout"):
+        assert order.index(needed) < order.index(makes), (needed, order)
