@@ -202,6 +202,24 @@ def everything() -> Iterator[None]:
         interpreter[0] = before
 
 
+@contextlib.contextmanager
+def uncached() -> Iterator[None]:
+    """Within the block, a game kernel called from Python runs as Python where neither this
+    process nor the cache has code for its argument types: a large vector env makes its
+    prototype env so (a state made as Python in milliseconds, not compiled for 0.3 to 0.7 s on
+    the way to its first step), and the kernels compile with its steps."""
+    before = interpreter[0]
+    interpreter[0] = _uncached
+    try:
+        yield
+    finally:
+        interpreter[0] = before
+
+
+def _uncached(dispatcher: Any, args: tuple) -> bool:
+    return built_in(dispatcher) and not is_cached(dispatcher, args)
+
+
 def _game_kernel(dispatcher: Any, args: tuple) -> bool:
     if not built_in(dispatcher):
         return False

@@ -68,6 +68,49 @@ def _digests(n: int) -> list[str]:
 
 def test_a_cold_large_vector_env_loads_the_legal_kernel_its_child_compiled(tmp_path):
     n = INTERPRET_BELOW
+    out = _run(COLD, tmp_path, str(n))
+    assert out["split"] and out["children"] == 1 and out["ended"]
+    # The child's kernel came from the cache; this process compiled the others, for the very
+    # types the entry point calls them with (one specialization each, none compiled twice).
+    assert out["hits"] == {"legal": 1, "observe": 1, "play": 0}  # Split.CHILD's; PARENT's
+    assert out["signatures"] == {"legal": 1, "play": 1, "observe": 1}
+    assert not out["again"]  # cached now: no second child
+    assert out["digests"] == _digests(n)  # the same steps as a vector env compiled here
+
+
+MAKE = textwrap.dedent(
+    """
+    import json
+    from numba.core import event
+    compiled = []
+    class _Compiles(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+        def on_end(self, ev):
+            pass
+    event.register("numba:compile", _Compiles())
+    import gymnasium as gym
+    import mc_envs
+    from mc_envs import interpret
+    from mc_envs.games import go_layout
+    venv = gym.make_vec("mc_envs/Go-v0", 64, vectorization_mode="vector_entry_point")
+    made = list(compiled)
+    state = venv.unwrapped.proto.clone_state().data
+    fresh = go_layout.new_state(9)  # compiled here
+    print(json.dumps({"made": made, "same": state.tolist() == fresh.tolist(),
+                      "ended": interpret.wait(timeout=240)}))
+    """
+)
+
+
+def test_a_large_vector_env_makes_its_prototype_as_python_on_a_cold_cache(tmp_path):
+    # Go's first state calls a kernel (the position table): run as Python, it is made at once,
+    # and the same state as the compiled kernel makes; the child starts that much sooner.
+    out = _run(MAKE, tmp_path)
+    assert out["made"] == [] and out["same"] and out["ended"]
+
+
+def _run(code: str, tmp_path: Path, *args: str) -> dict:
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
@@ -75,17 +118,10 @@ def test_a_cold_large_vector_env_loads_the_legal_kernel_its_child_compiled(tmp_p
         "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
     }
     done = subprocess.run(
-        [sys.executable, "-c", COLD, str(n)], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    assert out["split"] and out["children"] == 1 and out["ended"]
-    # The child's kernel came from the cache; this process compiled the others, for the very
-    # types the entry point calls them with (one specialization each, none compiled twice).
-    assert out["hits"]["legal"] == 1 and out["hits"]["play"] == 0
-    assert out["signatures"] == {"legal": 1, "play": 1, "observe": 1}
-    assert not out["again"]  # cached now: no second child
-    assert out["digests"] == _digests(n)  # the same steps as a vector env compiled here
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _split(mine: list) -> tuple[Split, int]:

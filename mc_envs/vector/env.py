@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any, cast
 
@@ -13,6 +14,7 @@ from gymnasium.vector.utils import batch_space
 
 from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
 from mc_envs.interpret import stop as stop_interpreting
+from mc_envs.interpret import uncached
 from mc_envs.kernel import CAP_INFO
 from mc_envs.state import frozen_copy
 from mc_envs.vector.args import checked_actions, opponent_kind, reset_mask, step_limit, unbound
@@ -99,7 +101,8 @@ class PlanningVectorEnv(VectorEnv):
         small = num_envs < INTERPRET_BELOW  # else Python could not step a call's games
         if not small:
             stop_interpreting()  # compile here, from now on
-        self.proto = proto = env_class(**kwargs)  # checks the kwargs; draws starts and reasons
+        with contextlib.nullcontext() if small else uncached():  # (the cold-start module's note)
+            self.proto = proto = env_class(**kwargs)  # checks the kwargs; draws starts, reasons
         self.num_envs = n = int(num_envs)
         self.copy = copy
         self._pool_obs: list[np.ndarray] = []
