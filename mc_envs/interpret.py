@@ -377,51 +377,67 @@ def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:
     what makes a state (SameGame's board layout, Morpion's line scan: 0.7 s each), which the
     next episode's reset compiles."""
     rng = np.random.default_rng(0)
-    played = False
+    called = played = biased = False
     for episode in range(episodes):
         if episode == 0:
             with everything():
                 env.reset(seed=0)
         else:
             env.reset(seed=episode)
-        for step in range(steps):
+        for _ in range(steps):
             legal = env.legal_actions()
             if len(legal) == 0:
                 break
             env.action_masks()
             snapshot = env.clone_state()
             action = int(rng.choice(legal))
-            if step == 0:  # compiled at their first call: once is enough
-                _nrpa_calls(env, legal)
             env.step(action)
             env.restore_state(snapshot)
             _, _, terminated, truncated, _ = env.step(action)
             env.score  # noqa: B018 - a property that may call a kernel
-            if not played:
-                played = _playout(env)
+            # compiled at their first call: once is enough; in the order searches wait for them
+            after = env.legal_actions()
+            called = called or _nrpa_calls(env, after)
+            played = played or _playout(env)
+            biased = biased or _nrpa_bias(env, after)
             if terminated or truncated:
                 break
     env.reset(seed=0)
-    if not played:
-        _playout(env)
 
 
-def _nrpa_calls(env: Any, legal: np.ndarray) -> None:
+def _nrpa_calls(env: Any, legal: np.ndarray) -> bool:
     """NRPA's calls of the env in a state with the ``legal`` actions, with the argument types of
-    its generic path: a search's, not a step's (the moves' codes, their bias, each selective
-    policy's filter)."""
+    its generic path: a search's, not a step's (the moves' codes, each selective policy's
+    filter); whether there were moves to make them with."""
     n = len(legal)
-    moves = np.zeros(int(env.action_space.n), np.int64)
-    moves[:n] = legal
-    codes = np.zeros_like(moves)
+    if n == 0:
+        return False
+    moves, codes = _moves(env, legal)
     env.legal_codes(moves, codes)
-    env.move_bias(moves, n, np.zeros(len(moves)))
     for name in env.kernel.selections:
         try:
             key = env.selection_key(name)
         except ValueError:  # not for this state (SameGame's tabu-k with fewer colours)
             continue
         env.select_moves(moves.copy(), codes.copy(), n, key)
+    return True
+
+
+def _nrpa_bias(env: Any, legal: np.ndarray) -> bool:
+    """NRPA's move bias (``bias=``, the rarest of its calls), as :func:`_nrpa_calls` makes the
+    others."""
+    if len(legal) == 0:
+        return False
+    moves, _ = _moves(env, legal)
+    env.move_bias(moves, len(legal), np.zeros(len(moves)))
+    return True
+
+
+def _moves(env: Any, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # the generic path's move and code buffers, one slot an action
+    moves = np.zeros(int(env.action_space.n), np.int64)
+    moves[: len(legal)] = legal
+    return moves, np.zeros_like(moves)
 
 
 def _playout(env: Any) -> bool:
