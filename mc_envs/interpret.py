@@ -373,15 +373,17 @@ def _feed(child: subprocess.Popen, payload: bytes) -> None:
 def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:
     """Plays ``episodes`` random episodes of at most ``steps`` moves through the env's whole
     interface (what the child does to compile it). The first state is made as Python, so that
-    what a search calls compiles first: a step's kernels, NRPA's calls and a playout; then
-    what makes a state (SameGame's board layout, Morpion's line scan: 0.7 s each), which the
-    next episode's reset compiles."""
+    what a search calls compiles first: what every step calls (the observation, the legal
+    moves, the move), NRPA's calls and a playout; then what makes a state (SameGame's board
+    layout, Morpion's line scan: 0.7 s each), which the next episode's reset compiles."""
     rng = np.random.default_rng(0)
     called = played = biased = False
     for episode in range(episodes):
         if episode == 0:
             with everything():
                 env.reset(seed=0)
+            env.observation()  # every step makes one: first (Go's, as Python, is slow)
+            env.restore_state(env.clone_state())  # the legal moves made again, compiled, next
         else:
             env.reset(seed=episode)
         for _ in range(steps):

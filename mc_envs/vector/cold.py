@@ -67,12 +67,12 @@ class Split:
     point calls them with, while this process compiles the move kernel (:data:`PARENT`, in
     :meth:`finish` at the first call); the entry point then loads the child's from the cache.
     The two halves took about the same time for Go (1.6 and 1.8 s), once the env made its
-    prototype as Python (:func:`mc_envs.interpret.uncached`) so that the child starts at once. The child says over a pipe
-    when it begins to compile and when it is done: if it has not begun when this process is
-    done with its own, this process compiles the child's too (a child still importing its
-    modules would finish later than this process, and only wastes the idle core). Where no child
-    can help (a user's game, compiling ahead turned off, no pipe or process), :meth:`start`
-    returns None and the first call compiles everything, as it would.
+    prototype as Python (:func:`mc_envs.interpret.uncached`) so that the child starts at once.
+    The child says over a pipe when it begins to compile and when it is done: if it has not
+    begun when this process is done with its own, this process compiles the child's too (a
+    child still importing its modules would finish later than this process, and only wastes the
+    idle core). Where no child can help (a user's game, compiling ahead turned off, no pipe or
+    process), :meth:`start` returns None and the first call compiles everything, as it would.
     """
 
     CHILD = ("k_legal", "k_observe")  # the kernels the child compiles
@@ -82,6 +82,15 @@ class Split:
     def __init__(self, child: subprocess.Popen, fd: int, mine: list[tuple[Any, tuple]]) -> None:
         self._child, self._fd, self._mine = child, fd, mine
         self._heard = b""
+
+    def __del__(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes this end of the pipe (a vector env never stepped keeps no descriptor)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     @classmethod
     def start(cls, kernel: Any, entry: Any, args: tuple, buffers: Any) -> Split | None:
@@ -122,7 +131,7 @@ class Split:
             if self._hear(0.0) == b"c":
                 self._hear(self.WAIT)
         finally:
-            os.close(self._fd)
+            self.close()
 
     def _hear(self, timeout: float) -> bytes:
         # What the child said last within timeout: b"c" compiling, b"d" done, b"" nothing yet or

@@ -443,6 +443,7 @@ class PlanningVectorEnv(VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         """Closes the prototype env (its window, if one was opened)."""
+        self._run.close()
         self.proto.close()
 
 

@@ -197,6 +197,12 @@ class Runner:
             entry, args = self._serial, (op, 0, self._n, actions, where, b, c, o)
         self._split = Split.start(self._kernel, entry, args, buffers)
 
+    def close(self) -> None:
+        """Lets go of a split compilation never finished (the env was not stepped)."""
+        if self._split is not None:
+            self._split.close()
+            self._split = None
+
     def __call__(
         self, op: int, actions: Any, where: Any, buffers: Buffers, config: Config, out: Outputs
     ) -> None:
