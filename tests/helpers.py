@@ -1,5 +1,6 @@
 """Small helpers shared by the planner tests."""
 
+import hashlib
 import sys
 from functools import cache
 
@@ -149,3 +150,16 @@ def plain_go_legal(board: np.ndarray, colour: int, seen: set[bytes], a: int) -> 
                 for y, x in stones:
                     b[y, x] = 0
     return chain(b, r, c)[1] and b.tobytes() not in seen
+
+
+def vector_digests(venv) -> list[str]:
+    """A few steps of a vector env from ``reset(seed=0)`` (each sub-env's first or second legal
+    action in turn), as hashes of what they return; closes it."""
+    obs, info = venv.reset(seed=0)
+    out = [hashlib.sha1(obs.tobytes()).hexdigest()]
+    for k in range(4):
+        acts = np.array([np.flatnonzero(m)[k % 2] for m in info["action_mask"]])
+        obs, r, term, trunc, info = venv.step(acts)
+        out.append(hashlib.sha1(obs.tobytes() + r.tobytes() + term.tobytes()).hexdigest())
+    venv.close()
+    return out

@@ -1,6 +1,5 @@
 """Cold caches in a large vector env: its first call compiled on two cores (``Split``)."""
 
-import hashlib
 import json
 import os
 import subprocess
@@ -10,42 +9,36 @@ import threading
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
+from helpers import vector_digests
 
 import mc_envs  # noqa: F401
 from mc_envs.vector.cold import INTERPRET_BELOW, Split
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# A vector env of Tic-Tac-Toe made on an empty cache; the child is left to finish before the first
-# reset, so that the first call must load the child's kernel from the cache.
+# The vector env made on an empty cache; the child is left to finish before the first reset, so
+# that the first call must load the child's kernels from the cache.
 COLD = textwrap.dedent(
     """
-    import hashlib, json, sys
+    import json, sys
     import gymnasium as gym
-    import numpy as np
     import mc_envs
     from mc_envs import interpret
+    sys.path.insert(0, sys.argv[2])
+    from helpers import vector_digests
 
     def run(n):
         venv = gym.make_vec("mc_envs/TicTacToe-v0", n, vectorization_mode="vector_entry_point")
         split = venv.unwrapped._run._split
         children = len(interpret.children())
         ended = interpret.wait(timeout=240)
-        obs, info = venv.reset(seed=0)
-        digests = [hashlib.sha1(obs.tobytes()).hexdigest()]
-        for k in range(4):
-            acts = np.array([np.flatnonzero(m)[k % 2] for m in info["action_mask"]])
-            obs, r, term, trunc, info = venv.step(acts)
-            digests.append(hashlib.sha1(obs.tobytes() + r.tobytes() + term.tobytes()).hexdigest())
-        venv.close()
-        return split is not None, children, ended, digests
+        return split is not None, children, ended, vector_digests(venv)
 
-    split, children, ended, digests = run(int(sys.argv[1]))
+    split, children, ended, steps = run(int(sys.argv[1]))
     kernel = gym.make("mc_envs/TicTacToe-v0").unwrapped.kernel
     fns = {"legal": kernel.legal, "play": kernel.play, "observe": kernel.observe}
     print(json.dumps({
-        "split": split, "children": children, "ended": ended, "digests": digests,
+        "split": split, "children": children, "ended": ended, "digests": steps,
         "signatures": {k: len(f.signatures) for k, f in fns.items()},
         "hits": {k: sum(f.stats.cache_hits.values()) for k, f in fns.items()},
         "again": run(int(sys.argv[1]))[0],
@@ -54,28 +47,17 @@ COLD = textwrap.dedent(
 )
 
 
-def _digests(n: int) -> list[str]:
-    venv = gym.make_vec("mc_envs/TicTacToe-v0", n, vectorization_mode="vector_entry_point")
-    obs, info = venv.reset(seed=0)
-    out = [hashlib.sha1(obs.tobytes()).hexdigest()]
-    for k in range(4):
-        acts = np.array([np.flatnonzero(m)[k % 2] for m in info["action_mask"]])
-        obs, r, term, trunc, info = venv.step(acts)
-        out.append(hashlib.sha1(obs.tobytes() + r.tobytes() + term.tobytes()).hexdigest())
-    venv.close()
-    return out
-
-
 def test_a_cold_large_vector_env_loads_the_legal_kernel_its_child_compiled(tmp_path):
     n = INTERPRET_BELOW
-    out = _run(COLD, tmp_path, str(n))
+    out = _run(COLD, tmp_path, str(n), str(Path(__file__).parent))
     assert out["split"] and out["children"] == 1 and out["ended"]
     # The child's kernel came from the cache; this process compiled the others, for the very
     # types the entry point calls them with (one specialization each, none compiled twice).
     assert out["hits"] == {"legal": 1, "observe": 1, "play": 0}  # Split.CHILD's; PARENT's
     assert out["signatures"] == {"legal": 1, "play": 1, "observe": 1}
     assert not out["again"]  # cached now: no second child
-    assert out["digests"] == _digests(n)  # the same steps as a vector env compiled here
+    venv = gym.make_vec("mc_envs/TicTacToe-v0", n, vectorization_mode="vector_entry_point")
+    assert out["digests"] == vector_digests(venv)  # the steps of a vector env compiled here
 
 
 MAKE = textwrap.dedent(
