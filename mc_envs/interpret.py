@@ -194,12 +194,8 @@ def everything() -> Iterator[None]:
     """Within the block, every game kernel called from Python that this process has not compiled
     yet runs as Python, cached or not, child or not: to step through a kernel with a debugger,
     and for the tests that check the interpreted kernels play as the compiled ones."""
-    before = interpreter[0]
-    interpreter[0] = _game_kernel
-    try:
+    with _ruled(_game_kernel):
         yield
-    finally:
-        interpreter[0] = before
 
 
 @contextlib.contextmanager
@@ -208,8 +204,15 @@ def uncached() -> Iterator[None]:
     process nor the cache has code for its argument types: a large vector env makes its
     prototype env so (a state made as Python in milliseconds, not compiled for 0.3 to 0.7 s on
     the way to its first step), and the kernels compile with its steps."""
+    with _ruled(_uncached):
+        yield
+
+
+@contextlib.contextmanager
+def _ruled(rule: Callable[[Any, tuple], bool]) -> Iterator[None]:
+    # ``rule`` decides within the block, the rule before it after
     before = interpreter[0]
-    interpreter[0] = _uncached
+    interpreter[0] = rule
     try:
         yield
     finally:
