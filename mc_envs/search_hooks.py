@@ -1,6 +1,7 @@
-"""What a search's generic path asks of a built-in env besides the planning contract: NRPA's move
-codes, selective filters and move bias (:class:`SearchHooks`, a base of
-:class:`mc_envs.core.PlanningEnv`, through the game's :class:`~mc_envs.kernel.Kernel`)."""
+"""What a search's generic path asks of a built-in env besides the planning contract: a move
+without the step's observation, NRPA's move codes, selective filters and move bias
+(:class:`SearchHooks`, a base of :class:`mc_envs.core.PlanningEnv`, through the game's
+:class:`~mc_envs.kernel.Kernel`)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from mc_envs.kernel import Kernel
 
 
 class SearchHooks:
-    """NRPA's calls of an env over its kernel: :meth:`move_code` and :meth:`legal_codes` (its
-    policy's keys), :meth:`selection_key` and :meth:`select_moves` (selective policies),
-    :meth:`move_bias` (GNRPA's bias). A user's env may offer any of them; the generic path does
-    without (a move's code is then the action)."""
+    """A search's calls of an env over its kernel: :meth:`play_move` (a move, as the compiled
+    search makes it), :meth:`move_code` and :meth:`legal_codes` (NRPA's policy keys),
+    :meth:`selection_key` and :meth:`select_moves` (selective policies), :meth:`move_bias`
+    (GNRPA's bias). A user's env may offer any of them; the generic path does without (a move is
+    then a ``step``, a move's code the action)."""
 
     kernel: Kernel
     game: ClassVar[str]
@@ -26,6 +28,21 @@ class SearchHooks:
     if TYPE_CHECKING:
 
         def legal_actions(self) -> np.ndarray: ...  # PlanningEnv's
+
+        def _check_action(self, action: object) -> int: ...  # PlanningEnv's
+
+    def play_move(self, action: int) -> float:
+        """Plays a legal action as a compiled search does: the game's move alone, without the
+        observation, info and opponent's answer of ``step`` (a search's generic path makes tens of
+        thousands a second); returns the kernel's reward of the move.
+
+        Raises:
+            IllegalActionError: the action is not legal now; nothing changes.
+        """
+        a = self._check_action(action)
+        reward = float(self.kernel.play(self._state, a, self._ws))
+        self._legal_cache = None
+        return reward
 
     def move_code(self, action: int) -> int:
         """The code of a legal action in the current state (NRPA's policy key); the action by default."""

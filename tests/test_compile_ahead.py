@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import types
 from pathlib import Path
 
 import gymnasium as gym
@@ -181,6 +182,27 @@ def test_the_stand_ins_plain_python_draws_are_the_compiled_generators_draws():
         for _ in range(50):
             assert plain_rng_uniform(plain) == rng_uniform(compiled)
         assert np.array_equal(plain, compiled)
+
+
+def test_the_stand_in_calls_no_numba_function_however_deep():
+    # NRPA's plain template calls _keep, which calls copy_log: a numba function reached through
+    # another would compile in the caller's process, on the stand-in's clock (0.4 s).
+    from numba.core.dispatcher import Dispatcher
+
+    from mc_envs.agents.nested.nrpa_core import PLAIN
+
+    seen, todo = set(), [PLAIN[0], PLAIN[1]]
+    while todo:
+        fn = todo.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        for name in fn.__code__.co_names:
+            value = fn.__globals__.get(name)
+            assert not isinstance(value, Dispatcher), f"{fn.__name__} calls numba's {name}"
+            if isinstance(value, types.FunctionType) and value.__module__.startswith("mc_envs."):
+                todo.append(value)
+    assert len(seen) > 5  # _iterate, _nrpa, _rollout, _adapt, _keep, copy_log ...
 
 
 def test_a_search_child_starts_once_the_env_children_have_ended():

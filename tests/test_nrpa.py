@@ -6,6 +6,7 @@ import pytest
 from helpers import best_score, replayed_score, samegame
 
 import mc_envs  # noqa: F401
+from mc_envs import IllegalActionError
 from mc_envs.agents import NRPA
 from mc_envs.envs.samegame import SameGameEnv
 
@@ -175,6 +176,30 @@ def test_a_time_limit_alone_restarts_until_it_ends():
     env2.reset(seed=1)
     timed = NRPA(level=1, iterations=5, seed=0).search(env2, time_limit=0.5)
     assert timed.stopped == "time" and timed.iterations > 1  # one run is 5 playouts
+
+
+@pytest.mark.parametrize("env_id", ["mc_envs/SameGame-v0", "mc_envs/Go-v0"])
+def test_a_search_move_is_the_steps_move_without_its_observation(env_id):
+    # The generic path's play_move: the state a step leaves, for a legal action; an illegal one
+    # raises and changes nothing.
+    stepped, moved = gym.make(env_id).unwrapped, gym.make(env_id).unwrapped
+    stepped.reset(seed=5)
+    moved.reset(seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        legal = stepped.legal_actions()
+        if len(legal) == 0:
+            break
+        a = int(rng.choice(legal))
+        stepped.step(a)
+        moved.play_move(a)
+        assert moved.clone_state() == stepped.clone_state()
+        assert moved.legal_actions().tolist() == stepped.legal_actions().tolist()
+    illegal = int(np.flatnonzero(~moved.action_masks())[0])
+    before = moved.clone_state()
+    with pytest.raises(IllegalActionError):
+        moved.play_move(illegal)
+    assert moved.clone_state() == before
 
 
 @pytest.mark.parametrize(

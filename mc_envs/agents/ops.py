@@ -352,18 +352,23 @@ def _py_legal(states: EnvStates, i: int, ws: Any, out: np.ndarray) -> int:
 
 
 def _py_play(states: EnvStates, i: int, action: int, ws: Any) -> float:
-    return float(states.use(i).step(int(action))[1])
+    env = states.use(i)
+    move = getattr(env, "play_move", None)  # a built-in env's: the move without an observation
+    if move is not None:
+        return float(move(int(action)))
+    return float(env.step(int(action))[1])
 
 
 def _py_playout(states, i, policy, rng, ws, seq, start):
     env = states.use(i)
     choose = policy(env)
     view = PlainRngView(rng)
+    move = getattr(env, "play_move", env.step)
     n = 0
     actions = env.legal_actions()
     while len(actions):
         a = int(choose(actions, view))
-        env.step(a)
+        move(a)
         seq[start + n] = a
         n += 1
         actions = env.legal_actions()
@@ -443,16 +448,37 @@ def bind_generic(template: Any, *, plain: bool = False, **bindings: Any) -> Any:
     namespace = dict(template.__globals__)
     namespace.update(GENERIC_OPS)
     if plain:
-        namespace.update(
-            (name, value.py_func)
-            for name, value in namespace.items()
-            if isinstance(value, Dispatcher)
-        )
-        namespace.update((name, fn) for name, fn in PLAIN_RNG.items() if name in namespace)
+        _unjit(namespace)
     namespace.update(bindings)
     fn = types.FunctionType(template.__code__, namespace, template.__name__, template.__defaults__)
     namespace[template.__name__] = fn
     return fn
+
+
+_PLAIN: dict[Any, Any] = {}  # a numba function -> its plain Python twin (module-level: made once)
+
+
+def _unjit(namespace: dict[str, Any]) -> None:
+    # the numba functions of a namespace as plain Python, and the ones they call, all the way down
+    for name, value in list(namespace.items()):
+        if isinstance(value, Dispatcher):
+            namespace[name] = _plain(value)
+
+
+def _plain(fn: Dispatcher) -> Any:
+    twin = _PLAIN.get(fn)
+    if twin is None:
+        py = fn.py_func
+        twin = PLAIN_RNG.get(py.__name__) if py.__module__ == "mc_envs.rng" else None
+        if twin is None:
+            namespace = dict(py.__globals__)
+            twin = types.FunctionType(
+                py.__code__, namespace, py.__name__, py.__defaults__, py.__closure__
+            )
+            _PLAIN[fn] = twin  # before its callees: a cycle ends here
+            _unjit(namespace)
+        _PLAIN[fn] = twin
+    return twin
 
 
 def move_bound(base: Any) -> int:
