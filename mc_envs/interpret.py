@@ -3,9 +3,9 @@
 An env met with an empty numba cache would compile its game's kernels as it is made and at its
 first step (SameGame 2.4 s, Go 4.5 s on a 2-core machine). Instead, an env is made with the
 kernels the cache lacks interpreted, and one whose game's kernels are not cached then starts a
-child process (``python -m mc_envs.interpret``, the env pickled on its standard input) that
-plays a few random episodes of the same env, which compiles everything the env calls into the
-on-disk cache. Until the child ends, a call from Python of a game kernel that
+child process (:mod:`mc_envs.exercise`, the env pickled on its standard input) that plays the
+same env through its whole interface, which compiles everything the env calls into the on-disk
+cache, first what this process waits for. Until the child ends, a call from Python of a game kernel that
 the cache lacks runs the kernel's own Python code (:class:`mc_envs._numba.Interpretable`): the
 same source, interpreted, a step in milliseconds instead of microseconds. Once the child has
 ended, each kernel loads from the cache at its next call. One process at a time compiles a game
@@ -26,6 +26,7 @@ steps a thousand games a call, which Python could not.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import pickle
@@ -38,10 +39,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from mc_envs._numba import Interpretable, interpreter, is_cached
-from mc_envs.rng import rng_state
+from mc_envs._numba import Interpretable, clock, interpreter, is_cached
 
 try:
     import fcntl
@@ -51,7 +49,8 @@ except ImportError:  # Windows: no lock between processes, each compiles with it
 DISABLED = os.environ.get("MC_ENVS_COMPILE_AHEAD", "1") == "0"
 AFTER = "MC_ENVS_COMPILE_AFTER"  # a child starts compiling once these processes have ended
 GAME_MODULES = ("mc_envs.games.", "mc_envs.kernel", "mc_envs.rng")
-EPISODES, STEPS = 2, 400  # what the child plays: enough to reach every kernel a step calls
+WISHES = "MC_ENVS_WISHES"  # names the child's end of the pipe of its parent's wishes
+WISH_EVERY = 0.05  # seconds between two wishes sent
 _enabled = [True]
 _depth = [0]  # env constructors running in this process
 _started: set[str] = set()  # the games a child was started for, once a process
@@ -68,6 +67,11 @@ _cold: dict[int, float] = {}  # dispatcher id -> when the cache was last seen to
 RECHECK = 0.25  # seconds between two looks at the cache for one kernel
 POLL = 0.02  # seconds between two looks at the children (and a kernel interpreted unasked)
 interpreted = [0]  # kernel calls run as Python in this process
+_wanted: dict[Any, tuple[str, str]] = {}  # a game kernel -> its game, its name in the Kernel
+_spent: dict[tuple[str, str], float] = {}  # seconds run as Python, by _wanted's names
+_pipes: dict[str, int] = {}  # a game -> the write end of its child's pipe of wishes
+_told: dict[str, str] = {}  # a game -> the last line sent to its child
+_wished = [0.0]  # when the last wish was sent
 
 
 def enable(on: bool = True) -> None:
@@ -305,7 +309,7 @@ def stand_in(job: Callable[[], object], modules: tuple[str, ...], entries: list[
         except Exception:  # noqa: BLE001 - a job that cannot be sent compiles here
             return False
         after = ",".join(str(p.pid) for p in children())
-        child = spawn("mc_envs.interpret", payload, {AFTER: after})
+        child = spawn("mc_envs.exercise", payload, {AFTER: after})
         if child is None:
             return False
         with _lock:
@@ -344,20 +348,73 @@ def _start(env: Any, lock: int) -> None:
 
 
 def _spawn(env: Any, lock: int) -> None:
-    helper(env, keep=(lock,) if lock >= 0 else ())
+    keep = (lock,) if lock >= 0 else ()
+    if fcntl is None:  # Windows: no descriptor passes to a child; the stages in their order
+        helper(env, keep)
+        return
+    read, write = os.pipe()
+    os.set_blocking(write, False)  # a wish the pipe cannot take now is dropped
+    try:
+        child = helper(env, (*keep, read), {WISHES: str(read)})
+    finally:
+        os.close(read)
+    if child is None:
+        os.close(write)
+        return
+    kernel = env.kernel
+    for field in dataclasses.fields(kernel):
+        value = getattr(kernel, field.name)
+        if isinstance(value, Interpretable):
+            _wanted[value] = (kernel.name, field.name)
+    _pipes[kernel.name] = write
+    clock[0] = _timed
 
 
-def helper(job: Any, keep: tuple[int, ...] = ()) -> subprocess.Popen | None:
+def _timed(kernel: Any, seconds: float) -> None:
+    """The clock of every call run as Python: sums the time of each game kernel's, and tells
+    its game's child the kernels by that time, the most first (:mod:`mc_envs.exercise`), every
+    :data:`WISH_EVERY` seconds at most."""
+    key = _wanted.get(kernel)
+    if (
+        key is None or _depth[0]
+    ):  # an env being made: what it calls once, not what searches wait for
+        return
+    _spent[key] = _spent.get(key, 0.0) + seconds
+    now = time.monotonic()
+    if now - _wished[0] < WISH_EVERY:
+        return
+    _wished[0] = now
+    game = key[0]
+    fd = _pipes.get(game)
+    if fd is None:
+        return
+    ranked = sorted((k for k in _spent if k[0] == game), key=_spent.__getitem__, reverse=True)
+    line = " ".join(name for _, name in ranked) + "\n"
+    if line == _told.get(game):
+        return
+    try:
+        os.write(fd, line.encode("ascii"))
+        _told[game] = line
+    except BlockingIOError:
+        pass
+    except OSError:  # the child has ended
+        os.close(_pipes.pop(game))
+
+
+def helper(
+    job: Any, keep: tuple[int, ...] = (), env: dict[str, str] | None = None
+) -> subprocess.Popen | None:
     """Starts a compiling child now, counted among this process's :func:`children`: it runs
-    ``job()``, or :func:`exercise` on an env. None where none can run (compiling ahead is off,
-    the job cannot be sent, no process can start): the caller compiles."""
+    ``job()``, or :func:`mc_envs.exercise.exercise` on an env; ``keep``: file descriptors left
+    open in it, ``env``: its added environment variables. None where none can run (compiling
+    ahead is off, the job cannot be sent, no process can start): the caller compiles."""
     if DISABLED:
         return None
     try:
         payload = pickle.dumps(job)
     except Exception:  # noqa: BLE001 - a job that cannot be sent compiles here
         return None
-    child = spawn("mc_envs.interpret", payload, keep=keep)
+    child = spawn("mc_envs.exercise", payload, env, keep=keep)
     if child is not None:
         with _lock:
             _children.append(child)
@@ -371,91 +428,6 @@ def _feed(child: subprocess.Popen, payload: bytes) -> None:
             child.stdin.close()
     except OSError:
         pass  # it died at once: poll() says so, and the caller compiles
-
-
-def exercise(env: Any, episodes: int = EPISODES, steps: int = STEPS) -> None:
-    """Plays ``episodes`` random episodes of at most ``steps`` moves through the env's whole
-    interface (what the child does to compile it). The first state is made as Python, so that
-    what a search calls compiles first: what every step calls (the observation, the legal
-    moves, the move), NRPA's calls and a playout; then what makes a state (SameGame's board
-    layout, Morpion's line scan: 0.7 s each), which the next episode's reset compiles."""
-    rng = np.random.default_rng(0)
-    called = played = biased = False
-    for episode in range(episodes):
-        if episode == 0:
-            with everything():
-                env.reset(seed=0)
-            env.observation()  # every step makes one: first (Go's, as Python, is slow)
-            env.restore_state(env.clone_state())  # the legal moves made again, compiled, next
-        else:
-            env.reset(seed=episode)
-        for _ in range(steps):
-            legal = env.legal_actions()
-            if len(legal) == 0:
-                break
-            env.action_masks()
-            snapshot = env.clone_state()
-            action = int(rng.choice(legal))
-            env.step(action)
-            env.restore_state(snapshot)
-            _, _, terminated, truncated, _ = env.step(action)
-            env.score  # noqa: B018 - a property that may call a kernel
-            # compiled at their first call: once is enough; in the order searches wait for them
-            after = env.legal_actions()
-            called = called or _nrpa_calls(env, after)
-            played = played or _playout(env)
-            biased = biased or _nrpa_bias(env, after)
-            if terminated or truncated:
-                break
-    env.reset(seed=0)
-
-
-def _nrpa_calls(env: Any, legal: np.ndarray) -> bool:
-    """NRPA's calls of the env in a state with the ``legal`` actions, with the argument types of
-    its generic path: a search's, not a step's (the moves' codes, each selective policy's
-    filter); whether there were moves to make them with."""
-    n = len(legal)
-    if n == 0:
-        return False
-    moves, codes = _moves(env, legal)
-    env.legal_codes(moves, codes)
-    for name in env.kernel.selections:
-        try:
-            key = env.selection_key(name)
-        except ValueError:  # not for this state (SameGame's tabu-k with fewer colours)
-            continue
-        env.select_moves(moves.copy(), codes.copy(), n, key)
-    return True
-
-
-def _nrpa_bias(env: Any, legal: np.ndarray) -> bool:
-    """NRPA's move bias (``bias=``, the rarest of its calls), as :func:`_nrpa_calls` makes the
-    others."""
-    if len(legal) == 0:
-        return False
-    moves, _ = _moves(env, legal)
-    env.move_bias(moves, len(legal), np.zeros(len(moves)))
-    return True
-
-
-def _moves(env: Any, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    # the generic path's move and code buffers, one slot an action
-    moves = np.zeros(int(env.action_space.n), np.int64)
-    moves[: len(legal)] = legal
-    return moves, np.zeros_like(moves)
-
-
-def _playout(env: Any) -> bool:
-    """A playout from the current state by the game's compiled ``playout`` kernel (every search
-    calls it, SameGame's compiles for 2 s; an env step does not); whether the game had one."""
-    kernel = env.kernel
-    if not kernel.policies or len(env.legal_actions()) == 0:
-        return False
-    state = np.array(env.clone_state().data, copy=True)
-    seq = np.zeros(kernel.max_moves + 1, np.int64)
-    policy = kernel.policies.get(env.default_policy, min(kernel.policies.values()))
-    kernel.playout(state, int(policy), rng_state(0), kernel.workspace(state), seq, 0)
-    return True
 
 
 def _ended(pid: int) -> bool:
@@ -479,15 +451,3 @@ def after(pids: str, timeout: float = 120.0) -> None:
     while waiting and time.monotonic() < end:
         waiting = [p for p in waiting if not _ended(p)]
         time.sleep(0.05 if waiting else 0.0)
-
-
-def _main() -> int:
-    # Not niced, unlike a search's compiling child: the env runs slowly until this one ends.
-    after(os.environ.get(AFTER, ""))
-    job = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
-    job() if callable(job) else exercise(job)  # a stand_in's job, or begin's env
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main())

@@ -391,11 +391,11 @@ EXERCISED = textwrap.dedent(
     import json
     import gymnasium as gym
     import mc_envs
-    from mc_envs import interpret
+    from mc_envs import exercise, interpret
     from mc_envs.agents import NRPA, compile_ahead, runner
     env = gym.make("mc_envs/SameGame-v0")
     env.reset(seed=0)
-    interpret.exercise(env.unwrapped)
+    exercise.exercise(env.unwrapped)
 
     class Generic(compile_ahead.StandIn):
         def ready(self):
@@ -434,10 +434,10 @@ ORDER = textwrap.dedent(
     event.register("numba:compile", _Done())
     import gymnasium as gym
     import mc_envs
-    from mc_envs import interpret
+    from mc_envs import exercise, interpret
     with interpret.everything():  # as the child receives it: made in the parent
         env = gym.make(sys.argv[1]).unwrapped
-    interpret.exercise(env)
+    exercise.exercise(env)
     print(json.dumps(done))
     """
 )
@@ -460,3 +460,111 @@ def test_the_child_compiles_what_searches_call_before_what_makes_a_state(tmp_pat
     assert makes in order
     for needed in ("play", "legal", "playout"):
         assert order.index(needed) < order.index(makes), (needed, order)
+
+
+WISHED = textwrap.dedent(
+    """
+    import json, os, sys
+    from numba.core import event
+    done = []
+    class _Done(event.Listener):
+        def on_start(self, ev):
+            pass
+        def on_end(self, ev):
+            f = ev.data["dispatcher"].py_func
+            done.append(f.__module__.rpartition(".")[2] + "." + f.__qualname__)
+    event.register("numba:compile", _Done())
+    import gymnasium as gym
+    import mc_envs
+    from mc_envs import exercise, interpret
+    with interpret.everything():  # as the child receives it: made in the parent
+        env = gym.make("mc_envs/SameGame-v0").unwrapped
+    read, write = os.pipe()
+    os.write(write, b"observe\\nplayout legal_codes\\nplay obs")  # its last whole line counts
+    exercise.exercise(env, exercise.Wishes(read))
+    print(json.dumps(done))
+    """
+)
+
+
+def test_the_child_compiles_first_what_its_parent_waits_for(tmp_path):
+    # The parent's last wish: the playout (its cheaper twin first), then NRPA's move codes; the
+    # rest in the stages' order (the observation before the move), the board layout last.
+    order = _python(WISHED, cache=tmp_path / "cache")
+    at = {name: order.index(name) for name in reversed(order)}  # first compiled
+    assert (
+        at["samegame.playout"]
+        < at["samegame_bits.playout"]
+        < at["samegame.legal_codes"]
+        < at["samegame.observe"]
+        < at["samegame.play"]
+        < at["samegame._lay_all"]
+    ), order
+
+
+PARENT_WISHES = textwrap.dedent(
+    """
+    import json, os, time
+    import numpy as np
+    import gymnasium as gym
+    import mc_envs
+    from mc_envs import interpret
+    from mc_envs._numba import is_cached
+    env = gym.make("mc_envs/SameGame-v0").unwrapped
+    env.reset(seed=0)
+    kernel = env.kernel
+    moves, codes = np.zeros(env.action_space.n, np.int64), np.zeros(env.action_space.n, np.int64)
+    end = time.monotonic() + 120
+    while not is_cached(kernel.legal_codes) and time.monotonic() < end:
+        env.legal_codes(moves, codes)  # as Python: what this process waits for
+        env.restore_state(env.clone_state())
+    interpret.wait(300)
+    cache = os.environ["NUMBA_CACHE_DIR"]
+    when = {}
+    for root, _, files in os.walk(cache):
+        for name in files:
+            if name.endswith(".nbi"):
+                when[name.split("-")[0]] = os.path.getmtime(os.path.join(root, name))
+    print(json.dumps(when))
+    """
+)
+
+
+def test_a_cold_envs_child_hears_which_kernels_its_parent_runs_as_python(tmp_path):
+    # Nothing else called, the child compiles the observation first; told by the parent's clock,
+    # it compiles the move codes first.
+    when = _python(PARENT_WISHES, cache=tmp_path / "cache", ahead=True)
+    assert when["samegame.legal_codes"] < when["samegame.observe"], when
+    assert when["samegame.legal_codes"] < when["samegame.play"], when
+
+
+def test_a_kernel_runs_its_twin_while_it_would_run_as_python():
+    # SameGame's bitboard playout, "uncompiled": its flood-fill twin plays, compiled, the same
+    # game; none of the bitboard's helpers is reached.
+    from mc_envs.games import samegame as sg
+    from mc_envs.rng import rng_state
+
+    env = gym.make("mc_envs/SameGame-v0").unwrapped
+    env.reset(seed=4)
+    kernel = env.kernel
+
+    def play(asked=None):
+        state = np.array(env.clone_state().data, copy=True)
+        seq = np.zeros(kernel.max_moves + 1, np.int64)
+        ws = kernel.workspace(state)
+        if asked is None:
+            n = kernel.playout(state, 0, rng_state(9), ws, seq, 0)
+        else:
+            rule = lambda d, args: asked.append(d) or d is samegame_bits.playout  # noqa: E731
+            with interpret._ruled(rule):
+                n = samegame_bits.playout._compile_for_args(state, 0, rng_state(9), ws, seq, 0)(
+                    state, 0, rng_state(9), ws, seq, 0
+                )
+        return state.tolist(), seq[:n].tolist()
+
+    asked: list = []
+    assert samegame_bits.playout.twin is sg.playout
+    assert play(asked) == play()
+    assert samegame_bits.playout in asked
+    bitboard = [d for d in asked if d.py_func.__module__ == samegame_bits.__name__]
+    assert bitboard == [samegame_bits.playout], asked

@@ -1,0 +1,187 @@
+"""The compiling child of a cold env (``python -m mc_envs.exercise``): it plays the env through
+its whole interface, which compiles its game's kernels into the on-disk cache, in the order its
+parent waits for them.
+
+:mod:`mc_envs.interpret` starts it and runs the kernels as Python meanwhile. Each call so run is
+timed there; the parent sends the kernels it has spent the most time in, as a line of names of
+:class:`~mc_envs.kernel.Kernel` fields, over a pipe (:data:`WISHES` names its descriptor). Before
+each of its stages, the child reads the last line and compiles first the stage of the first name
+not compiled yet: a cold NRPA waits for ``legal_codes``, a batched search for ``playout``. Without
+a line (no search yet, or no pipe: Windows), the stages follow :data:`STAGES`.
+
+The same entry point runs a :func:`mc_envs.interpret.stand_in`'s job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from mc_envs.interpret import AFTER, WISHES, after, everything
+from mc_envs.rng import rng_state
+
+EPISODES, STEPS = 2, 400  # what the child plays: enough to reach every kernel a step calls
+
+
+class Wishes:
+    """The read end of the parent's pipe: :meth:`latest` is the last complete line, as names."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd, self._rest = fd, b""
+        self.names: list[str] = []
+
+    def latest(self) -> list[str]:
+        """The kernel names of the last line the parent sent (the last ones if none since)."""
+        while self.fd is not None:
+            try:
+                if not select.select([self.fd], [], [], 0)[0]:
+                    break
+                chunk = os.read(self.fd, 4096)
+            except (OSError, ValueError):
+                chunk = b""
+            if not chunk:  # the parent closed it or exited
+                self.fd = None
+                break
+            lines = (self._rest + chunk).split(b"\n")
+            self._rest = lines.pop()
+            if lines:
+                self.names = lines[-1].decode("ascii", "replace").split()
+        return self.names
+
+
+def exercise(env: Any, wishes: Wishes | None = None) -> None:
+    """Plays the env through its whole interface, which compiles its kernels: from its first
+    state (made as Python), the :data:`STAGES` in the order ``wishes`` asks (else as listed),
+    then :data:`EPISODES` random episodes of at most :data:`STEPS` moves, which compile the rest
+    (what a step returns, what makes a state: SameGame's board layout, Morpion's line scan, 0.7 s
+    each, at the next reset)."""
+    wishes = wishes or Wishes(None)
+    with everything():
+        env.reset(seed=0)
+    legal = env.legal_actions()
+    todo = dict(STAGES)
+    while todo and len(legal):
+        wished = [name for name in wishes.latest() if name in todo]
+        name = wished[0] if wished else next(iter(todo))
+        stage = todo.pop(name)
+        stage(env, legal)
+        for other in [k for k, v in todo.items() if v is stage]:
+            del todo[other]  # one stage, several names
+    rng = np.random.default_rng(0)
+    for episode in range(EPISODES):
+        env.reset(seed=episode)
+        for _ in range(STEPS):
+            legal = env.legal_actions()
+            if len(legal) == 0:
+                break
+            env.action_masks()
+            snapshot = env.clone_state()
+            action = int(rng.choice(legal))
+            env.step(action)
+            env.restore_state(snapshot)
+            _, _, terminated, truncated, _ = env.step(action)
+            env.score  # noqa: B018 - a property that may call a kernel
+            if terminated or truncated:
+                break
+    env.reset(seed=0)
+
+
+def _observe(env: Any, legal: np.ndarray) -> None:
+    env.observation()
+
+
+def _legal(env: Any, legal: np.ndarray) -> None:
+    env.restore_state(env.clone_state())  # forgets the moves listed: the kernel lists them
+    env.legal_actions()
+    env.score  # noqa: B018 - a property that may call a kernel
+
+
+def _play(env: Any, legal: np.ndarray) -> None:
+    snapshot = env.clone_state()
+    env.play_move(int(legal[0]))  # its legality read from the moves listed, not listed again
+    env.restore_state(snapshot)
+
+
+def _codes(env: Any, legal: np.ndarray) -> None:
+    """NRPA's move codes, with the argument types of its generic path."""
+    moves, codes = _moves(env, legal)
+    env.legal_codes(moves, codes)
+
+
+def _select(env: Any, legal: np.ndarray) -> None:
+    """Each of NRPA's selective filters, as its generic path calls them."""
+    moves, codes = _moves(env, legal)
+    env.legal_codes(moves, codes)
+    for name in env.kernel.selections:
+        try:
+            key = env.selection_key(name)
+        except ValueError:  # not for this state (SameGame's tabu-k with fewer colours)
+            continue
+        env.select_moves(moves.copy(), codes.copy(), len(legal), key)
+
+
+def _bias(env: Any, legal: np.ndarray) -> None:
+    """NRPA's move bias (``bias=``, the rarest of its calls)."""
+    moves, _ = _moves(env, legal)
+    env.move_bias(moves, len(legal), np.zeros(len(moves)))
+
+
+def _moves(env: Any, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # the generic path's move and code buffers, one slot an action
+    moves = np.zeros(int(env.action_space.n), np.int64)
+    moves[: len(legal)] = legal
+    return moves, np.zeros_like(moves)
+
+
+def _playout(env: Any, legal: np.ndarray) -> None:
+    """A playout by the game's compiled ``playout`` kernel (every search calls it, an env step
+    does not), its :func:`~mc_envs._numba.twin` first: what stands in for it meanwhile."""
+    kernel = env.kernel
+    if not kernel.policies:
+        return
+    policy = kernel.policies.get(env.default_policy, min(kernel.policies.values()))
+    for playout in (getattr(kernel.playout, "twin", None), kernel.playout):
+        if playout is not None:
+            state = np.array(env.clone_state().data, copy=True)
+            seq = np.zeros(kernel.max_moves + 1, np.int64)
+            playout(state, int(policy), rng_state(0), kernel.workspace(state), seq, 0)
+
+
+# A stage under each name its parent may wish for (the Kernel's fields), in the order that serves
+# a step first: the observation, the legal moves, the move; then what searches call.
+STAGES: dict[str, Callable[[Any, np.ndarray], None]] = {
+    "observe": _observe,
+    "legal": _legal,
+    "score": _legal,
+    "play": _play,
+    "legal_codes": _codes,
+    "code": _codes,
+    "select": _select,
+    "playout": _playout,
+    "bias": _bias,
+}
+
+
+def _main() -> int:
+    # Not niced, unlike a search's compiling child: the env runs slowly until this one ends.
+    after(os.environ.get(AFTER, ""))
+    job = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
+    if callable(job):  # a stand_in's job
+        job()
+        return 0
+    fd = None
+    with contextlib.suppress(ValueError):
+        fd = int(os.environ.get(WISHES, ""))
+    exercise(job, Wishes(fd))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())
