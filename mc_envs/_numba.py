@@ -133,8 +133,9 @@ from numba.core.registry import CPUDispatcher  # noqa: E402
 # While a child process compiles a cold env's kernels (mc_envs.interpret), the rule that says
 # which functions a call from Python runs as plain Python meanwhile; None: numba compiles them.
 interpreter: list[Callable[[Any, tuple], bool] | None] = [None]
-# Told the seconds of each call run so (the dispatcher, seconds): what the caller waits for.
+# Told the seconds of each call run so of the ``timed`` kernels (the dispatcher, seconds).
 clock: list[Callable[[Any, float], None] | None] = [None]
+timed: set[Any] = set()
 
 
 class Interpretable(CPUDispatcher):
@@ -148,10 +149,13 @@ class Interpretable(CPUDispatcher):
     def _compile_for_args(self, *args: Any, **kws: Any) -> Any:
         rule = interpreter[0]
         if rule is not None and rule(self, args):
-            run = self.__dict__.get("_python")
+            key = "_timed" if self in timed else "_python"
+            run = self.__dict__.get(key)
             if run is None:
-                stand = self.twin if self.twin is not None else _python(self.py_func)
-                run = self.__dict__["_python"] = _timed(self, stand)
+                run = self.twin if self.twin is not None else _python(self.py_func)
+                if key == "_timed":
+                    run = _timed(self, run)
+                self.__dict__[key] = run
             return run  # numba calls it with the args
         return super()._compile_for_args(*args, **kws)  # type: ignore[misc]  # numba: untyped
 
@@ -165,6 +169,7 @@ def twin(kernel: Any, cheaper: Any) -> None:
 
 
 def _timed(kernel: Any, run: Callable[..., Any]) -> Callable[..., Any]:
+    # what the clock is told: the kernels a search calls from Python, a few, not their callees
     def call(*args: Any) -> Any:
         start = time.perf_counter()
         try:

@@ -6,8 +6,10 @@ parent waits for them.
 timed there; the parent sends the kernels it has spent the most time in, as a line of names of
 :class:`~mc_envs.kernel.Kernel` fields, over a pipe (:data:`WISHES` names its descriptor). Before
 each of its stages, the child reads the last line and compiles first the stage of the first name
-not compiled yet: a cold NRPA waits for ``legal_codes``, a batched search for ``playout``. Without
-a line (no search yet, or no pipe: Windows), the stages follow :data:`STAGES`.
+not compiled yet (a cold NRPA waits for ``legal_codes``, a batched search for SameGame's
+``playout``); when that stage compiles for seconds (:func:`_costly`: Go's playout), the stages of
+the kernels it calls first (:data:`CALLED`: compiled, they make its Python faster). Without a line
+(no search yet, or no pipe: Windows), the stages follow :data:`STAGES`.
 
 The same entry point runs a :func:`mc_envs.interpret.stand_in`'s job.
 """
@@ -24,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs.interpret import AFTER, WISHES, after, everything
+from mc_envs.interpret import WISHES, everything
 from mc_envs.rng import rng_state
 
 EPISODES, STEPS = 2, 400  # what the child plays: enough to reach every kernel a step calls
@@ -69,7 +71,9 @@ def exercise(env: Any, wishes: Wishes | None = None) -> None:
     todo = dict(STAGES)
     while todo and len(legal):
         wished = [name for name in wishes.latest() if name in todo]
-        name = wished[0] if wished else next(iter(todo))
+        if wished and _costly(env, wished[0]):  # what it calls first, compiled
+            wished = [name for name in CALLED if name in todo] or wished
+        name = (wished or list(todo))[0]
         stage = todo.pop(name)
         stage(env, legal)
         for other in [k for k, v in todo.items() if v is stage]:
@@ -91,6 +95,11 @@ def exercise(env: Any, wishes: Wishes | None = None) -> None:
             if terminated or truncated:
                 break
     env.reset(seed=0)
+
+
+def _costly(env: Any, name: str) -> bool:
+    """Whether a stage compiles for seconds: a playout without a twin (Go's, 4.5 s)."""
+    return name == "playout" and getattr(env.kernel.playout, "twin", None) is None
 
 
 def _observe(env: Any, legal: np.ndarray) -> None:
@@ -169,9 +178,11 @@ STAGES: dict[str, Callable[[Any, np.ndarray], None]] = {
 }
 
 
+CALLED = ("legal", "play")  # what a playout calls: compiled before a costly one
+
+
 def _main() -> int:
     # Not niced, unlike a search's compiling child: the env runs slowly until this one ends.
-    after(os.environ.get(AFTER, ""))
     job = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
     if callable(job):  # a stand_in's job
         job()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import inspect
 import os
 import pickle
 import subprocess
@@ -39,7 +40,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from mc_envs._numba import Interpretable, clock, interpreter, is_cached
+from mc_envs._numba import Interpretable, clock, interpreter, is_cached, timed
 
 try:
     import fcntl
@@ -115,9 +116,12 @@ def spawn(
     ``MC_ENVS_COMPILE_AHEAD=0`` and ``env``, ``payload`` fed to its standard input from a thread,
     the file descriptors ``keep`` open in it; None if no child can start here."""
     path = os.pathsep.join(p for p in sys.path if p)
+    # A child that waits for others (AFTER) waits before it imports anything: its imports, 0.4 s
+    # of a core, would slow down the ones it waits for.
+    run = ["-c", _BOOT, module] if (env or {}).get(AFTER) else ["-m", module]
     try:
         child = subprocess.Popen(
-            [sys.executable, "-m", module],
+            [sys.executable, *run],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -366,6 +370,7 @@ def _spawn(env: Any, lock: int) -> None:
         value = getattr(kernel, field.name)
         if isinstance(value, Interpretable):
             _wanted[value] = (kernel.name, field.name)
+            timed.add(value)
     _pipes[kernel.name] = write
     clock[0] = _timed
 
@@ -445,9 +450,22 @@ def _ended(pid: int) -> bool:
 def after(pids: str, timeout: float = 120.0) -> None:
     """Waits for the processes ``pids`` (comma-separated) to end, ``timeout`` seconds at most: a
     compiling child waits for its parent's earlier ones, whose kernels its job calls, so that
-    they compile once and leave it the core meanwhile."""
+    they compile once and leave it the core meanwhile (the first lines of such a child: see
+    :data:`_BOOT`; they use only ``os`` and ``time``)."""
     end = time.monotonic() + timeout
     waiting = [int(p) for p in pids.split(",") if p.strip().isdigit()]
     while waiting and time.monotonic() < end:
         waiting = [p for p in waiting if not _ended(p)]
         time.sleep(0.05 if waiting else 0.0)
+
+
+# A waiting child's program (``python -c _BOOT module``): after(), then the module as ``-m`` runs it.
+_BOOT = "\n".join(
+    (
+        "import os, runpy, sys, time",
+        inspect.getsource(_ended),
+        inspect.getsource(after),
+        f"after(os.environ.get({AFTER!r}, ''))",
+        "runpy.run_module(sys.argv[1], run_name='__main__', alter_sys=True)",
+    )
+)

@@ -205,6 +205,31 @@ def test_the_stand_in_calls_no_numba_function_however_deep():
     assert len(seen) > 5  # _iterate, _nrpa, _rollout, _adapt, _keep, copy_log ...
 
 
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc")
+def test_a_waiting_child_imports_nothing_until_its_turn(tmp_path):
+    # Its imports (numpy, numba: 0.4 s of a core) would slow down the children it waits for.
+    import functools
+    import pickle
+
+    done = tmp_path / "done"
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
+    job = functools.partial(Path.write_text, done, "ran")
+    child = interpret.spawn(
+        "mc_envs.exercise", pickle.dumps(job), {interpret.AFTER: str(sleeper.pid)}
+    )
+    try:
+        time.sleep(1.5)
+        assert sleeper.poll() is None and child.poll() is None
+        maps = Path(f"/proc/{child.pid}/maps").read_text()
+        assert "numpy" not in maps and "numba" not in maps and not done.exists()
+        sleeper.wait(timeout=30)
+        assert child.wait(timeout=120) == 0 and done.read_text() == "ran"
+    finally:
+        for process in (sleeper, child):
+            process.kill()
+            process.wait(timeout=30)
+
+
 def test_a_search_child_starts_once_the_env_children_have_ended():
     # Unreaped (a zombie, as the parent's env child is until its next poll), then reaped.
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])

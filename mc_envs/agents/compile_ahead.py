@@ -148,8 +148,7 @@ def _main() -> int:
     with contextlib.suppress(OSError, AttributeError):
         os.nice(10)  # compiling is background work: the search that waits for it comes first
     # An env made on a cold cache has a child compiling the game's kernels, which the search
-    # calls: waiting for it compiles them once, and leaves it the core meanwhile.
-    interpret.after(os.environ.get(interpret.AFTER, ""))
+    # calls: this one started once it had ended (interpret.spawn), to compile them once.
     agent, env = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
     agent.run_search(env, Budget(playouts=1))
     return 0
