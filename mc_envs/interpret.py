@@ -5,9 +5,10 @@ first step (SameGame 2.4 s, Go 4.5 s on a 2-core machine). Instead, an env is ma
 kernels the cache lacks interpreted, and one whose game's kernels are not cached then starts a
 child process (:mod:`mc_envs.exercise`, the env pickled on its standard input) that plays the
 same env through its whole interface, which compiles everything the env calls into the on-disk
-cache, first what this process waits for. Until the child ends, a call from Python of a game kernel that
-the cache lacks runs the kernel's own Python code (:class:`mc_envs._numba.Interpretable`): the
-same source, interpreted, a step in milliseconds instead of microseconds. Once the child has
+cache, first what this process waits for (:func:`_timed`). Until the child ends, a call from
+Python of a game kernel that the cache lacks runs the kernel's own Python code
+(:class:`mc_envs._numba.Interpretable`): the same source, interpreted, a step in milliseconds
+instead of microseconds. Once the child has
 ended, each kernel loads from the cache at its next call. One process at a time compiles a game
 for a cache (a lock file beside it): the other processes that make its env meanwhile (a
 subprocess vector env's) interpret its kernels until that process's child has ended.
@@ -183,6 +184,8 @@ def _rule(dispatcher: Any, args: tuple) -> bool:
         _polled[0] = now
         if not _busy():
             interpreter[0] = None  # every child has ended: compile (or load) from now on
+            for game in list(_pipes):
+                os.close(_pipes.pop(game))
             _prefixes[0] = GAME_MODULES
             _until.clear()
             return False
@@ -380,9 +383,8 @@ def _timed(kernel: Any, seconds: float) -> None:
     its game's child the kernels by that time, the most first (:mod:`mc_envs.exercise`), every
     :data:`WISH_EVERY` seconds at most."""
     key = _wanted.get(kernel)
-    if (
-        key is None or _depth[0]
-    ):  # an env being made: what it calls once, not what searches wait for
+    # not while an env is made: what it calls once, not what searches wait for
+    if key is None or _depth[0]:
         return
     _spent[key] = _spent.get(key, 0.0) + seconds
     now = time.monotonic()
@@ -436,6 +438,8 @@ def _feed(child: subprocess.Popen, payload: bytes) -> None:
 
 
 def _ended(pid: int) -> bool:
+    if os.name == "nt":  # no /proc, and os.kill(pid, 0) would end the process: no wait there
+        return True
     try:
         with open(f"/proc/{pid}/stat") as stat:  # a child its parent has not reaped: a zombie
             return stat.read().rpartition(")")[2].split()[0] in ("Z", "X")

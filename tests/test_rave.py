@@ -27,20 +27,20 @@ def play(env, *actions: int):
 
 
 def logged_paths(env) -> list[list[int]]:
-    """Makes the (unwrapped) env log its steps: one list per iteration of a generic search, which
-    restores the root state at the start of every iteration."""
+    """Makes the (unwrapped) env log its moves: one list per iteration of a generic search, which
+    restores the root state at the start of every iteration and moves by ``play_move``."""
     paths: list[list[int]] = []
-    step, restore = env.step, env.restore_state
+    move, restore = env.play_move, env.restore_state
 
-    def logged_step(a):
+    def logged_move(a):
         paths[-1].append(int(a))
-        return step(a)
+        return move(a)
 
     def logged_restore(state):
         paths.append([])
         return restore(state)
 
-    env.step, env.restore_state = logged_step, logged_restore
+    env.play_move, env.restore_state = logged_move, logged_restore
     return paths
 
 
@@ -88,7 +88,7 @@ def test_root_amaf_counts_follow_the_iterations_paths(env_id, kwargs, moves, ite
     tree = agent._tree
     actions, _ = tree.edges(tree.root)
     visits, totals = tree.root_amaf()
-    del env.step, env.restore_state
+    del env.play_move, env.restore_state
     want_visits, want_totals = expected_root_amaf(env, paths, actions, two_player)
     assert np.array_equal(visits, want_visits)
     assert np.allclose(totals, want_totals)
