@@ -421,17 +421,23 @@ def test_the_childs_exercise_compiles_every_game_kernel_a_generic_nrpa_calls(tmp
     assert out["generic"] == 20 and out["compiled"] == []
 
 
-ORDER = textwrap.dedent(
+# The child's side, run here: what compiles, in order, as "module.function".
+DONE = textwrap.dedent(
     """
-    import json, sys
+    import json, os, sys
     from numba.core import event
     done = []
     class _Done(event.Listener):
         def on_start(self, ev):
             pass
         def on_end(self, ev):
-            done.append(ev.data["dispatcher"].py_func.__qualname__)
+            f = ev.data["dispatcher"].py_func
+            done.append(f.__module__.rpartition(".")[2] + "." + f.__qualname__)
     event.register("numba:compile", _Done())
+    """
+)
+ORDER = DONE + textwrap.dedent(
+    """
     import gymnasium as gym
     import mc_envs
     from mc_envs import exercise, interpret
@@ -456,24 +462,14 @@ def test_the_child_compiles_what_searches_call_before_what_makes_a_state(tmp_pat
         [sys.executable, "-c", ORDER, env_id], env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    order = json.loads(done.stdout.strip().splitlines()[-1])
+    order = [name.partition(".")[2] for name in json.loads(done.stdout.strip().splitlines()[-1])]
     assert makes in order
     for needed in ("play", "legal", "playout"):
         assert order.index(needed) < order.index(makes), (needed, order)
 
 
-WISHED = textwrap.dedent(
+WISHED = DONE + textwrap.dedent(
     """
-    import json, os, sys
-    from numba.core import event
-    done = []
-    class _Done(event.Listener):
-        def on_start(self, ev):
-            pass
-        def on_end(self, ev):
-            f = ev.data["dispatcher"].py_func
-            done.append(f.__module__.rpartition(".")[2] + "." + f.__qualname__)
-    event.register("numba:compile", _Done())
     import gymnasium as gym
     import mc_envs
     from mc_envs import exercise, interpret
