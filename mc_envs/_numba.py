@@ -133,9 +133,10 @@ from numba.core.registry import CPUDispatcher  # noqa: E402
 # While a child process compiles a cold env's kernels (mc_envs.interpret), the rule that says
 # which functions a call from Python runs as plain Python meanwhile; None: numba compiles them.
 interpreter: list[Callable[[Any, tuple], bool] | None] = [None]
-# Told the seconds of each call run so of the ``timed`` kernels (the dispatcher, seconds).
+# Told the seconds of each call run so of the ``timed`` kernels (the dispatcher, seconds);
+# ``timed`` maps each to what its caller knows it by.
 clock: list[Callable[[Any, float], None] | None] = [None]
-timed: set[Any] = set()
+timed: dict[Any, Any] = {}
 
 
 class Interpretable(CPUDispatcher):

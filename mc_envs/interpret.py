@@ -5,7 +5,7 @@ first step (SameGame 2.4 s, Go 4.5 s on a 2-core machine). Instead, an env is ma
 kernels the cache lacks interpreted, and one whose game's kernels are not cached then starts a
 child process (:mod:`mc_envs.exercise`, the env pickled on its standard input) that plays the
 same env through its whole interface, which compiles everything the env calls into the on-disk
-cache, first what this process waits for (:func:`_timed`). Until the child ends, a call from
+cache, first what this process waits for (:func:`_tell`). Until the child ends, a call from
 Python of a game kernel that the cache lacks runs the kernel's own Python code
 (:class:`mc_envs._numba.Interpretable`): the same source, interpreted, a step in milliseconds
 instead of microseconds. Once the child has
@@ -69,8 +69,7 @@ _cold: dict[int, float] = {}  # dispatcher id -> when the cache was last seen to
 RECHECK = 0.25  # seconds between two looks at the cache for one kernel
 POLL = 0.02  # seconds between two looks at the children (and a kernel interpreted unasked)
 interpreted = [0]  # kernel calls run as Python in this process
-_wanted: dict[Any, tuple[str, str]] = {}  # a game kernel -> its game, its name in the Kernel
-_spent: dict[tuple[str, str], float] = {}  # seconds run as Python, by _wanted's names
+_spent: dict[tuple[str, str], float] = {}  # seconds run as Python, by game and Kernel field
 _pipes: dict[str, int] = {}  # a game -> the write end of its child's pipe of wishes
 _told: dict[str, str] = {}  # a game -> the last line sent to its child
 _wished = [0.0]  # when the last wish was sent
@@ -372,17 +371,16 @@ def _spawn(env: Any, lock: int) -> None:
     for field in dataclasses.fields(kernel):
         value = getattr(kernel, field.name)
         if isinstance(value, Interpretable):
-            _wanted[value] = (kernel.name, field.name)
-            timed.add(value)
+            timed[value] = (kernel.name, field.name)
     _pipes[kernel.name] = write
-    clock[0] = _timed
+    clock[0] = _tell
 
 
-def _timed(kernel: Any, seconds: float) -> None:
+def _tell(kernel: Any, seconds: float) -> None:
     """The clock of every call run as Python: sums the time of each game kernel's, and tells
     its game's child the kernels by that time, the most first (:mod:`mc_envs.exercise`), every
     :data:`WISH_EVERY` seconds at most."""
-    key = _wanted.get(kernel)
+    key = timed.get(kernel)
     # not while an env is made: what it calls once, not what searches wait for
     if key is None or _depth[0]:
         return

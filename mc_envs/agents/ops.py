@@ -466,19 +466,19 @@ def _unjit(namespace: dict[str, Any]) -> None:
 
 
 def _plain(fn: Dispatcher) -> Any:
-    twin = _PLAIN.get(fn)
-    if twin is None:
-        py = fn.py_func
-        twin = PLAIN_RNG.get(py.__name__) if py.__module__ == "mc_envs.rng" else None
-        if twin is None:
-            namespace = dict(py.__globals__)
-            twin = types.FunctionType(
-                py.__code__, namespace, py.__name__, py.__defaults__, py.__closure__
-            )
-            _PLAIN[fn] = twin  # before its callees: a cycle ends here
-            _unjit(namespace)
-        _PLAIN[fn] = twin
-    return twin
+    done = _PLAIN.get(fn)
+    if done is not None:
+        return done
+    py = fn.py_func
+    if py.__module__ == "mc_envs.rng" and py.__name__ in PLAIN_RNG:
+        done = _PLAIN[fn] = PLAIN_RNG[py.__name__]  # the generator's draws, in plain Python
+        return done
+    namespace = dict(py.__globals__)
+    done = _PLAIN[fn] = types.FunctionType(
+        py.__code__, namespace, py.__name__, py.__defaults__, py.__closure__
+    )  # kept before its callees are: a cycle ends here
+    _unjit(namespace)
+    return done
 
 
 def move_bound(base: Any) -> int:
