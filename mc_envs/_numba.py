@@ -41,6 +41,7 @@ NOT_COMPILED = (
     "agents/specs.py",
     "extras.py",
     "interpret.py",
+    "wishes.py",
     "go_sgf.py",
     "morpion_records.py",
     "opponents.py",
@@ -357,6 +358,32 @@ def _names_read(code: types.CodeType) -> frozenset[str]:
         if isinstance(const, types.CodeType):
             names |= _names_read(const)
     return frozenset(names)
+
+
+def weight(dispatcher: Any) -> int:
+    """A rough measure of how long ``dispatcher`` compiles: the bytes of code of its function
+    and of each numba function it reaches (Go's move, 5,520, compiles for longer than its legal
+    moves, 4,096)."""
+    found = _weights.get(dispatcher)
+    if found is not None:
+        return found
+    seen, todo, total = set(), [dispatcher], 0
+    while todo:
+        fn = todo.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        code = fn.py_func.__code__
+        total += len(code.co_code)
+        namespace = fn.py_func.__globals__
+        todo += [
+            namespace[n] for n in _names_read(code) if isinstance(namespace.get(n), CPUDispatcher)
+        ]
+    _weights[dispatcher] = total
+    return total
+
+
+_weights: dict[Any, int] = {}
 
 
 def is_cached(dispatcher: Any, args: tuple | None = None) -> bool:

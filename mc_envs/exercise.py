@@ -4,80 +4,59 @@ parent waits for them.
 
 :mod:`mc_envs.interpret` starts it and runs the kernels as Python meanwhile. Each call so run is
 timed there; the parent sends the kernels it has spent the most time in, as a line of names of
-:class:`~mc_envs.kernel.Kernel` fields, over a pipe (:data:`WISHES` names its descriptor). Before
-each of its stages, the child reads the last line and compiles first the stage of the first name
-not compiled yet (a cold NRPA waits for ``legal_codes``, a batched search for SameGame's
-``playout``); when that stage compiles for seconds (:func:`_costly`: Go's playout), the stages of
-the kernels it calls first (:data:`CALLED`: compiled, they make its Python faster). Without a line
-(no search yet, or no pipe: Windows), the stages follow :data:`STAGES`.
+:class:`~mc_envs.kernel.Kernel` fields, over a pipe (:mod:`mc_envs.wishes`). Before each of its
+stages, the child reads the last line, leaves out the stages the parent compiles itself (a search
+with no clock), tells the parent which stage it starts, and compiles first the stage of the first
+name not compiled yet (a cold NRPA waits for ``legal_codes``, a batched search for SameGame's
+``playout``); when that stage compiles for seconds (:func:`_costly`: Go's playout), or when the
+parent takes kernels but wishes for none yet, the stages of the kernels every search calls first
+(:data:`~mc_envs.wishes.CALLED`). Without a line (no search yet, or no pipe: Windows), the stages
+follow :data:`STAGES`.
 
 The same entry point runs a :func:`mc_envs.interpret.stand_in`'s job.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pickle
-import select
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from mc_envs.interpret import WISHES, everything
+from mc_envs.interpret import everything
 from mc_envs.rng import rng_state
+from mc_envs.wishes import CALLED, ENV, Child
 
 EPISODES, STEPS = 2, 400  # what the child plays: enough to reach every kernel a step calls
 
 
-class Wishes:
-    """The read end of the parent's pipe: :meth:`latest` is the last complete line, as names."""
-
-    def __init__(self, fd: int | None) -> None:
-        self.fd, self._rest = fd, b""
-        self.names: list[str] = []
-
-    def latest(self) -> list[str]:
-        """The kernel names of the last line the parent sent (the last ones if none since)."""
-        while self.fd is not None:
-            try:
-                if not select.select([self.fd], [], [], 0)[0]:
-                    break
-                chunk = os.read(self.fd, 4096)
-            except (OSError, ValueError):
-                chunk = b""
-            if not chunk:  # the parent closed it or exited
-                self.fd = None
-                break
-            lines = (self._rest + chunk).split(b"\n")
-            self._rest = lines.pop()
-            if lines:
-                self.names = lines[-1].decode("ascii", "replace").split()
-        return self.names
-
-
-def exercise(env: Any, wishes: Wishes | None = None) -> None:
+def exercise(env: Any, wishes: Child | None = None) -> None:
     """Plays the env through its whole interface, which compiles its kernels: from its first
     state (made as Python), the :data:`STAGES` in the order ``wishes`` asks (else as listed),
-    then :data:`EPISODES` random episodes of at most :data:`STEPS` moves, which compile the rest
-    (what a step returns, what makes a state: SameGame's board layout, Morpion's line scan, 0.7 s
-    each, at the next reset)."""
-    wishes = wishes or Wishes(None)
+    but for those its parent compiles itself, then :data:`EPISODES` random episodes of at most
+    :data:`STEPS` moves, which compile the rest (what a step returns, what makes a state:
+    SameGame's board layout, Morpion's line scan, 0.7 s each, at the next reset)."""
+    wishes = wishes or Child()
     with everything():
         env.reset(seed=0)
     legal = env.legal_actions()
     todo = dict(STAGES)
     while todo and len(legal):
-        wished = [name for name in wishes.latest() if name in todo]
-        if wished and _costly(env, wished[0]):  # what it calls first, compiled
-            wished = [name for name in CALLED if name in todo] or wished
-        name = (wished or list(todo))[0]
-        stage = todo.pop(name)
+        wished, taken = wishes.latest()
+        for name in taken & todo.keys():
+            _drop(todo, todo[name])
+        if not todo:
+            break
+        wished = [name for name in wished if name in todo]
+        if (wished and _costly(env, wished[0])) or (taken and not wished):
+            wished = [name for name in CALLED if name in todo] or wished  # what searches call
+        stage = todo[(wished or list(todo))[0]]
+        wishes.at(_drop(todo, stage))
         stage(env, legal)
-        for other in [k for k, v in todo.items() if v is stage]:
-            del todo[other]  # one stage, several names
+    wishes.at([])
     rng = np.random.default_rng(0)
     for episode in range(EPISODES):
         env.reset(seed=episode)
@@ -95,6 +74,14 @@ def exercise(env: Any, wishes: Wishes | None = None) -> None:
             if terminated or truncated:
                 break
     env.reset(seed=0)
+
+
+def _drop(todo: dict[str, Any], stage: Any) -> list[str]:
+    """Takes ``stage`` out of ``todo`` under each of its names; returns them."""
+    names = [name for name, value in todo.items() if value is stage]
+    for name in names:
+        del todo[name]
+    return names
 
 
 def _costly(env: Any, name: str) -> bool:
@@ -178,19 +165,13 @@ STAGES: dict[str, Callable[[Any, np.ndarray], None]] = {
 }
 
 
-CALLED = ("legal", "play")  # what a playout calls: compiled before a costly one
-
-
 def _main() -> int:
     # Not niced, unlike a search's compiling child: the env runs slowly until this one ends.
     job = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
     if callable(job):  # a stand_in's job
         job()
         return 0
-    fd = None
-    with contextlib.suppress(ValueError):
-        fd = int(os.environ.get(WISHES, ""))
-    exercise(job, Wishes(fd))
+    exercise(job, Child.named(os.environ.get(ENV)))
     return 0
 
 

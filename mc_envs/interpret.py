@@ -41,7 +41,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from mc_envs._numba import Interpretable, clock, interpreter, is_cached, timed
+from mc_envs._numba import Interpretable, clock, interpreter, is_cached, timed, weight
+from mc_envs.wishes import CALLED, Parent
 
 try:
     import fcntl
@@ -51,7 +52,6 @@ except ImportError:  # Windows: no lock between processes, each compiles with it
 DISABLED = os.environ.get("MC_ENVS_COMPILE_AHEAD", "1") == "0"
 AFTER = "MC_ENVS_COMPILE_AFTER"  # a child starts compiling once these processes have ended
 GAME_MODULES = ("mc_envs.games.", "mc_envs.kernel", "mc_envs.rng")
-WISHES = "MC_ENVS_WISHES"  # names the child's end of the pipe of its parent's wishes
 WISH_EVERY = 0.05  # seconds between two wishes sent
 _enabled = [True]
 _depth = [0]  # env constructors running in this process
@@ -70,9 +70,10 @@ RECHECK = 0.25  # seconds between two looks at the cache for one kernel
 POLL = 0.02  # seconds between two looks at the children (and a kernel interpreted unasked)
 interpreted = [0]  # kernel calls run as Python in this process
 _spent: dict[tuple[str, str], float] = {}  # seconds run as Python, by game and Kernel field
-_pipes: dict[str, int] = {}  # a game -> the write end of its child's pipe of wishes
-_told: dict[str, str] = {}  # a game -> the last line sent to its child
+_channels: dict[str, Parent] = {}  # a game -> the pipes to and from its compiling child
 _wished = [0.0]  # when the last wish was sent
+_sharing = [False]  # see sharing()
+NOT_TAKEN = ("playout",)  # compiled by the child only: a twin stands in meanwhile, or it is costly
 
 
 def enable(on: bool = True) -> None:
@@ -183,8 +184,8 @@ def _rule(dispatcher: Any, args: tuple) -> bool:
         _polled[0] = now
         if not _busy():
             interpreter[0] = None  # every child has ended: compile (or load) from now on
-            for game in list(_pipes):
-                os.close(_pipes.pop(game))
+            for game in list(_channels):
+                _channels.pop(game).close()
             _prefixes[0] = GAME_MODULES
             _until.clear()
             return False
@@ -194,9 +195,46 @@ def _rule(dispatcher: Any, args: tuple) -> bool:
         if is_cached(dispatcher, args):
             return False
         _cold[id(dispatcher)] = now
+    if _sharing[0] and _depth[0] == 0 and _take(dispatcher):
+        return False
     _until[dispatcher] = now + POLL
     interpreted[0] += 1
     return True
+
+
+def _take(dispatcher: Any) -> bool:
+    """Whether this process compiles a game kernel it would run as Python: one its game's child
+    is not compiling now (:meth:`mc_envs.wishes.Parent.take`), but for the :data:`NOT_TAKEN`;
+    before the child has begun, only one that compiles for longer than every uncached kernel
+    of :data:`~mc_envs.wishes.CALLED` (the child takes those)."""
+    key = timed.get(dispatcher)
+    if key is None or key[1] in NOT_TAKEN:
+        return False
+    game, name = key
+    channel = _channels.get(game)
+    if channel is None:
+        return False
+    others = [k for k, (g, n) in timed.items() if g == game and n in CALLED and k is not dispatcher]
+    heaviest = all(weight(k) <= weight(dispatcher) or is_cached(k) for k in others)
+    return channel.take(name, heaviest)
+
+
+@contextlib.contextmanager
+def sharing(on: bool = True) -> Iterator[None]:
+    """Within the block, while a child compiles a cold env's kernels, this process compiles
+    those the child is not on instead of running them as Python: both cores compile. For a
+    search with no clock (nothing reads its time or hears from it until it ends): a kernel
+    compiles for seconds, where as Python it would have returned in milliseconds."""
+    before = _sharing[0]
+    _sharing[0] = bool(on)
+    if on:  # what is wished from now on: this search's calls, not those of the steps before
+        _spent.clear()
+        for channel in _channels.values():
+            channel.tell([])
+    try:
+        yield
+    finally:
+        _sharing[0] = before
 
 
 @contextlib.contextmanager
@@ -358,21 +396,20 @@ def _spawn(env: Any, lock: int) -> None:
     if fcntl is None:  # Windows: no descriptor passes to a child; the stages in their order
         helper(env, keep)
         return
-    read, write = os.pipe()
-    os.set_blocking(write, False)  # a wish the pipe cannot take now is dropped
+    channel = Parent()
     try:
-        child = helper(env, (*keep, read), {WISHES: str(read)})
+        child = helper(env, (*keep, *channel.child_fds), channel.env)
     finally:
-        os.close(read)
+        channel.started()
     if child is None:
-        os.close(write)
+        channel.close()
         return
     kernel = env.kernel
     for field in dataclasses.fields(kernel):
         value = getattr(kernel, field.name)
         if isinstance(value, Interpretable):
             timed[value] = (kernel.name, field.name)
-    _pipes[kernel.name] = write
+    _channels[kernel.name] = channel
     clock[0] = _tell
 
 
@@ -390,20 +427,10 @@ def _tell(kernel: Any, seconds: float) -> None:
         return
     _wished[0] = now
     game = key[0]
-    fd = _pipes.get(game)
-    if fd is None:
-        return
-    ranked = sorted((k for k in _spent if k[0] == game), key=_spent.__getitem__, reverse=True)
-    line = " ".join(name for _, name in ranked) + "\n"
-    if line == _told.get(game):
-        return
-    try:
-        os.write(fd, line.encode("ascii"))
-        _told[game] = line
-    except BlockingIOError:
-        pass
-    except OSError:  # the child has ended
-        os.close(_pipes.pop(game))
+    channel = _channels.get(game)
+    if channel is not None:
+        ranked = sorted((k for k in _spent if k[0] == game), key=_spent.__getitem__, reverse=True)
+        channel.tell([name for _, name in ranked])
 
 
 def helper(

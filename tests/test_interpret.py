@@ -201,9 +201,11 @@ BATCH = textwrap.dedent(
 def test_a_cold_batched_search_runs_as_python_and_then_loads_the_same_search(tmp_path):
     out = _python(COMPILES + BATCH, cache=tmp_path / "cache", ahead=True)
     cold_run = out["cold"]
-    # Nothing of ours compiled in the process: the vector env, the game and the searches ran as
-    # Python while the children (env, vector env, search) compiled.
-    assert cold_run["compiled"] == [] and cold_run["interpreted"] > 1000
+    # The vector env and the searches ran as Python while the children (env, vector env,
+    # search) compiled: none of theirs compiled in the process. A game kernel the env's child was
+    # not on may have (a batched search has no clock: interpret.sharing).
+    ours = [m for m in cold_run["compiled"] if not m.startswith(interpret.GAME_MODULES)]
+    assert ours == [] and cold_run["interpreted"] > 1000
     assert cold_run["children"] >= 1 and out["ended"]
     # Then everything loads from the cache: nothing compiles or runs as Python, same results.
     assert out["compiled_later"] == [] and out["interpreted_later"] == 0
@@ -473,11 +475,12 @@ WISHED = DONE + textwrap.dedent(
     import gymnasium as gym
     import mc_envs
     from mc_envs import exercise, interpret
+    from mc_envs.wishes import Child
     with interpret.everything():  # as the child receives it: made in the parent
         env = gym.make("mc_envs/SameGame-v0").unwrapped
     read, write = os.pipe()
     os.write(write, b"observe\\nplayout legal_codes\\nplay obs")  # its last whole line counts
-    exercise.exercise(env, exercise.Wishes(read))
+    exercise.exercise(env, Child(read))
     print(json.dumps(done))
     """
 )

@@ -172,6 +172,12 @@ class Budget:
         """Whether anything but the search itself ends it (a time, playout or iteration limit)."""
         return self.time is not None or self.playouts is not None or self.iterations is not None
 
+    @property
+    def clocked(self) -> bool:
+        """Whether anything watches the search as it runs (a time limit, a callback): then no
+        kernel compiles in its process on a cold cache (:func:`mc_envs.interpret.sharing`)."""
+        return self.time is not None or self.callback is not None
+
     def control(self) -> np.ndarray:
         """A fresh control block (:class:`Slot`) holding the playout and iteration limits."""
         control = np.zeros(CONTROL_SIZE, dtype=np.int64)

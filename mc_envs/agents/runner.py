@@ -30,6 +30,7 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
+from mc_envs import interpret
 from mc_envs.agents.base import (
     ALWAYS_SAVED,
     COUNTERS,
@@ -245,13 +246,14 @@ class Runner:
         first = int(self.control[Slot.PLAYOUTS])
         self.started = time.perf_counter()
         try:
-            why, seconds = supervise(
-                lambda: self._loop(program, checkpoint, first),
-                self.control,
-                self.best,
-                self.budget,
-                compiling=self._compiling,
-            )
+            with interpret.sharing(not self.budget.clocked):
+                why, seconds = supervise(
+                    lambda: self._loop(program, checkpoint, first),
+                    self.control,
+                    self.best,
+                    self.budget,
+                    compiling=self._compiling,
+                )
         finally:
             done.set()
             if self.snapshot is not None:

@@ -182,7 +182,8 @@ def search_batch(
     _check(venv, simulations, evaluator, config, prior)
     job = _prepare(venv, simulations, evaluator, config, prior, policy)
     rng = rng if rng is not None else rng_state(0)
-    root, calls = _rounds(job, simulations, evaluator, config, rng)
+    with interpret.sharing():  # no clock: a cold game kernel may compile here, beside the child
+        root, calls = _rounds(job, simulations, evaluator, config, rng)
     visits, q = _root_counts(job)
     improved = None
     if root is not None:

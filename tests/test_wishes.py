@@ -1,0 +1,193 @@
+"""The pipes between a cold env's process and its compiling child (mc_envs.wishes): what each side
+hears, what the child leaves to its parent, and when the parent compiles beside it."""
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import gymnasium as gym
+
+import mc_envs  # noqa: F401
+from mc_envs import interpret
+from mc_envs.agents import UCT
+from mc_envs.wishes import Child, Lines, Parent
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextlib.contextmanager
+def _pair():
+    parent = Parent()
+    down, up = parent.child_fds
+    child = Child(os.dup(down), os.dup(up))  # the child's copies; the parent closes its own
+    parent.started()
+    try:
+        yield parent, child
+    finally:
+        parent.close()
+        for fd in (child._wishes.fd, child._up):
+            if fd is not None:
+                os.close(fd)
+
+
+def test_each_side_hears_the_others_last_whole_line():
+    with _pair() as (parent, child):
+        assert child.latest() == ([], set())
+        parent.tell(["legal"])
+        parent.tell(["play", "legal"])
+        assert child.latest() == (["play", "legal"], set())
+        assert child.latest() == (["play", "legal"], set())  # nothing new: the last one
+        child.at(["legal", "score"])
+        assert parent.take("legal", first=True) is False  # the child compiles it now
+        assert parent.take("play", first=False) is True
+        assert child.latest() == (["play", "legal"], {"play"})
+        child.at([])  # past its stages: the parent may take anything
+        assert parent.take("legal", first=False) is True
+        assert child.latest()[1] == {"play", "legal"}
+
+
+def test_before_the_child_has_begun_the_parent_takes_only_its_first_choice():
+    with _pair() as (parent, child):
+        assert parent.take("legal", first=False) is False
+        assert child.latest() == ([], set())  # nothing taken, nothing said
+        assert parent.take("play", first=True) is True
+        assert child.latest() == ([], {"play"})
+
+
+def test_a_line_counts_once_it_is_whole_and_a_closed_pipe_reads_as_the_last_line():
+    read, write = os.pipe()
+    lines = Lines(read)
+    os.write(write, b"legal play\nobs")
+    assert lines.latest() == ["legal", "play"] and lines.heard
+    os.write(write, b"erve\n")
+    assert lines.latest() == ["observe"]
+    os.close(write)
+    assert lines.latest() == ["observe"] and lines.fd is None
+    os.close(read)
+
+
+def test_a_child_names_no_pipe_when_its_variable_names_none():
+    for spec in (None, "", "3", "a,b"):
+        child = Child.named(spec)
+        assert child._wishes.fd is None and child._up is None
+        assert child.latest() == ([], set())
+        child.at(["legal"])  # said to nobody, without an error
+
+
+def _python(code: str, cache: Path, ahead: bool) -> dict:
+    # ahead: a cold env made starts its compiling child, as in a user's process
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MC_ENVS_COMPILE_AHEAD": "1" if ahead else "0"}
+    env["NUMBA_CACHE_DIR"] = str(cache)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# The child's side, run here on an empty cache: what compiles, in order, and what it tells.
+TAKEN = textwrap.dedent(
+    """
+    import json, os
+    from numba.core import event
+    import gymnasium as gym
+    import mc_envs
+    from mc_envs import exercise, interpret
+    from mc_envs.wishes import Child, Lines
+    done = []
+    class _Done(event.Listener):
+        def on_start(self, ev):
+            pass
+        def on_end(self, ev):
+            f = ev.data["dispatcher"].py_func
+            done.append(f.__module__.rpartition(".")[2] + "." + f.__qualname__)
+    event.register("numba:compile", _Done())
+    with interpret.everything():  # as the child receives it: made in the parent
+        env = gym.make("mc_envs/SameGame-v0").unwrapped
+    down, to_child = os.pipe()
+    from_child, up = os.pipe()
+    os.write(to_child, b"observe legal_codes =play\\n")
+    exercise.exercise(env, Child(down, up))
+    heard = os.read(from_child, 65536).decode().splitlines()
+    print(json.dumps({"done": done, "heard": heard}))
+    """
+)
+
+
+def test_a_child_leaves_out_the_stages_its_parent_takes_and_says_where_it_is(tmp_path):
+    # Told "=play", the child's stages leave the move out: it compiles only with the episodes,
+    # after the board layout a reset makes; it tells each stage as it starts it.
+    out = _python(TAKEN, tmp_path / "cache", ahead=False)
+    order, heard = out["done"], out["heard"]
+    at = {name: order.index(name) for name in reversed(order)}  # first compiled
+    assert at["samegame.observe"] < at["samegame.legal_codes"] < at["samegame._lay_all"]
+    assert at["samegame._lay_all"] < at["samegame.play"], order
+    assert heard[:2] == ["observe", "legal_codes code"], heard
+    assert heard[-1] == "" and not any("play" in line.split() for line in heard), heard
+
+
+# A cold Go env: a step outside sharing() runs its kernels as Python; inside, this process
+# compiles one of them beside the child. The child is ended, not waited for.
+SHARED = textwrap.dedent(
+    """
+    import json, time
+    from numba.core import event
+    import gymnasium as gym
+    import mc_envs
+    from mc_envs import interpret
+    compiled = []
+    class _Compiles(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__module__)
+        def on_end(self, ev):
+            pass
+    event.register("numba:compile", _Compiles())
+    env = gym.make("mc_envs/Go-v0").unwrapped
+    env.reset(seed=0)
+    started = len(interpret.children())
+    env.step(int(env.legal_actions()[0]))
+    alone = [m for m in compiled if m.startswith("mc_envs.games")]
+    time.sleep(2 * interpret.POLL)  # a kernel just run as Python runs so again for POLL seconds
+    with interpret.sharing():
+        env.step(int(env.legal_actions()[0]))
+    shared = [m for m in compiled if m.startswith("mc_envs.games")]
+    for child in interpret.children():
+        child.kill()
+        child.wait()
+    print(json.dumps({"started": started, "alone": alone, "shared": shared,
+                      "interpreted": interpret.interpreted[0]}))
+    """
+)
+
+
+def test_a_search_with_no_clock_compiles_a_cold_kernel_beside_the_child(tmp_path):
+    out = _python(SHARED, tmp_path / "cache", ahead=True)
+    assert out["started"] == 1 and out["interpreted"] > 0
+    assert out["alone"] == []
+    assert "mc_envs.games.go" in out["shared"] or "mc_envs.games.go_legal" in out["shared"], out
+
+
+def test_only_a_search_that_nothing_watches_shares_the_compiling(monkeypatch):
+    seen = []
+
+    @contextlib.contextmanager
+    def sharing(on=True):
+        seen.append(on)
+        yield
+
+    monkeypatch.setattr(interpret, "sharing", sharing)
+    env = gym.make("mc_envs/TicTacToe-v0")
+    env.reset(seed=0)
+    UCT(seed=0).search(env, iterations=50)
+    UCT(seed=0).search(env, iterations=50, time_limit=30.0)
+    UCT(seed=0).search(env, iterations=50, callback=lambda progress: False)
+    assert seen == [True, False, False]
