@@ -73,7 +73,6 @@ _spent: dict[tuple[str, str], float] = {}  # seconds run as Python, by game and 
 _channels: dict[str, Parent] = {}  # a game -> the pipes to and from its compiling child
 _wished = [0.0]  # when the last wish was sent
 _sharing = [False]  # see sharing()
-NOT_TAKEN = ("playout",)  # compiled by the child only: a twin stands in meanwhile, or it is costly
 
 
 def enable(on: bool = True) -> None:
@@ -203,28 +202,29 @@ def _rule(dispatcher: Any, args: tuple) -> bool:
 
 
 def _take(dispatcher: Any) -> bool:
-    """Whether this process compiles a game kernel it would run as Python: one its game's child
-    is not compiling now (:meth:`mc_envs.wishes.Parent.take`), but for the :data:`NOT_TAKEN`;
-    before the child has begun, only one that compiles for longer than every uncached kernel
-    of :data:`~mc_envs.wishes.CALLED` (the child takes those)."""
+    """Whether this process compiles a game kernel it would run as Python: the one of
+    :data:`~mc_envs.wishes.CALLED` (every search calls them) that compiles for the longest of
+    those not cached (:func:`~mc_envs._numba.weight`), before its game's child has begun
+    (:meth:`mc_envs.wishes.Parent.take`): the child takes the others."""
     key = timed.get(dispatcher)
-    if key is None or key[1] in NOT_TAKEN:
+    if key is None or key[1] not in CALLED:
         return False
     game, name = key
     channel = _channels.get(game)
     if channel is None:
         return False
     others = [k for k, (g, n) in timed.items() if g == game and n in CALLED and k is not dispatcher]
-    heaviest = all(weight(k) <= weight(dispatcher) or is_cached(k) for k in others)
-    return channel.take(name, heaviest)
+    if any(weight(k) > weight(dispatcher) and not is_cached(k) for k in others):
+        return False
+    return channel.take(name)
 
 
 @contextlib.contextmanager
 def sharing(on: bool = True) -> Iterator[None]:
-    """Within the block, while a child compiles a cold env's kernels, this process compiles
-    those the child is not on instead of running them as Python: both cores compile. For a
-    search with no clock (nothing reads its time or hears from it until it ends): a kernel
-    compiles for seconds, where as Python it would have returned in milliseconds."""
+    """Within the block, while a child compiles a cold env's kernels, this process compiles one
+    of them instead of running it as Python (:func:`_take`): both cores compile. For a search
+    with no clock (nothing reads its time or hears from it until it ends): a kernel compiles for
+    seconds, where as Python it would have returned in milliseconds."""
     before = _sharing[0]
     _sharing[0] = bool(on)
     if on:  # what is wished from now on: this search's calls, not those of the steps before

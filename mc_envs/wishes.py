@@ -3,11 +3,11 @@
 
 Down, a line at a time (:meth:`Parent.tell`): the :class:`~mc_envs.kernel.Kernel` fields the
 parent runs as Python, the most time first, then each field the parent compiles itself, written
-``=name``. A search with no clock compiles on both cores: its own process takes a kernel the child
-is not compiling (:meth:`Parent.take`, under :func:`mc_envs.interpret.sharing`) and the child
-leaves it out. Up (:meth:`Child.at`): the fields of the stage the child compiles now. Neither side
-waits for the other: a line the pipe cannot take now is dropped, and each reads the last whole
-line there is.
+``=name``. A search with no clock compiles on both cores: before the child has begun (it starts
+about a second after the search), its process takes the kernel that compiles the longest
+(:meth:`Parent.take`, under :func:`mc_envs.interpret.sharing`), and the child leaves it out. Up
+(:meth:`Child.at`): the fields of the stage the child compiles now. Neither side waits for the
+other: a line the pipe cannot take now is dropped, and each reads the last whole line there is.
 """
 
 from __future__ import annotations
@@ -89,12 +89,12 @@ class Parent:
         if words != self._sent and _write(self._down, words):
             self._sent = words
 
-    def take(self, name: str, first: bool) -> bool:
-        """Whether this process compiles the kernel ``name`` itself, telling the child at once:
-        not while the child compiles it, and, until the child has chosen its first stage, only
-        if ``first`` (the caller's guess that ``name`` compiles for the longest: the child, which
-        starts a second later, takes the others)."""
-        if name in self._at.latest() or not (self._at.heard or first):
+    def take(self, name: str) -> bool:
+        """Whether this process compiles the kernel ``name`` itself: only until the child has
+        begun its first stage, and the child is told at once. (Once both compile, kernels that
+        share callees would compile those twice, and this process would stop searching for
+        them: it leaves the rest to the child.)"""
+        if self._at.latest() or self._at.heard:
             return False
         if name not in self.taken:
             self.taken.append(name)
