@@ -151,12 +151,13 @@ def _playout(env: Any, legal: np.ndarray) -> None:
 
 
 # A stage under each name its parent may wish for (the Kernel's fields), in the order that serves
-# a step first: the observation, the legal moves, the move; then what searches call.
+# what every search calls first (the legal moves, the move), then the rest of a step (the
+# observation), then what some searches call.
 STAGES: dict[str, Callable[[Any, np.ndarray], None]] = {
-    "observe": _observe,
     "legal": _legal,
     "score": _legal,
     "play": _play,
+    "observe": _observe,
     "legal_codes": _codes,
     "code": _codes,
     "select": _select,

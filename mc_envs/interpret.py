@@ -204,7 +204,7 @@ def _rule(dispatcher: Any, args: tuple) -> bool:
 def _take(dispatcher: Any) -> bool:
     """Whether this process compiles a game kernel it would run as Python: the one of
     :data:`~mc_envs.wishes.CALLED` (every search calls them) that compiles for the longest of
-    those not cached (:func:`~mc_envs._numba.weight`), before its game's child has begun
+    those not cached (:func:`~mc_envs._numba.weight`), unless its game's child is compiling it
     (:meth:`mc_envs.wishes.Parent.take`): the child takes the others."""
     key = timed.get(dispatcher)
     if key is None or key[1] not in CALLED:

@@ -3,10 +3,10 @@
 
 Down, a line at a time (:meth:`Parent.tell`): the :class:`~mc_envs.kernel.Kernel` fields the
 parent runs as Python, the most time first, then each field the parent compiles itself, written
-``=name``. A search with no clock compiles on both cores: before the child has begun (it starts
-about a second after the search), its process takes the kernel that compiles the longest
-(:meth:`Parent.take`, under :func:`mc_envs.interpret.sharing`), and the child leaves it out. Up
-(:meth:`Child.at`): the fields of the stage the child compiles now. Neither side waits for the
+``=name``. A search with no clock compiles on both cores: its process takes the kernel that
+compiles the longest, unless the child is compiling it (:meth:`Parent.take`, under
+:func:`mc_envs.interpret.sharing`), and the child leaves it out. Up (:meth:`Child.at`): the fields
+of the stage the child compiles now. Neither side waits for the
 other: a line the pipe cannot take now is dropped, and each reads the last whole line there is.
 """
 
@@ -26,7 +26,6 @@ class Lines:
     def __init__(self, fd: int | None) -> None:
         self.fd, self._rest = fd, b""
         self.words: list[str] = []
-        self.heard = False  # whether a whole line has come
 
     def latest(self) -> list[str]:
         """The words of the last whole line (the ones before, if none came since)."""
@@ -44,7 +43,6 @@ class Lines:
             self._rest = lines.pop()
             if lines:
                 self.words = lines[-1].decode("ascii", "replace").split()
-                self.heard = True
         return self.words
 
 
@@ -90,15 +88,16 @@ class Parent:
             self._sent = words
 
     def take(self, name: str) -> bool:
-        """Whether this process compiles the kernel ``name`` itself: only until the child has
-        begun its first stage, and the child is told at once. (Once both compile, kernels that
-        share callees would compile those twice, and this process would stop searching for
-        them: it leaves the rest to the child.)"""
-        if self._at.latest() or self._at.heard:
+        """Whether this process compiles the kernel ``name`` itself (its caller's choice: the
+        one that compiles the longest): one kernel at most, and not one the child is compiling
+        now; the child is told at once. (Kernels share callees, which both would compile, and
+        while this process compiles, its search stands still: it leaves the rest to the child.)"""
+        if name in self.taken:
+            return True
+        if self.taken or name in self._at.latest():
             return False
-        if name not in self.taken:
-            self.taken.append(name)
-            self.tell()
+        self.taken.append(name)
+        self.tell()
         return True
 
     def close(self) -> None:

@@ -1,8 +1,13 @@
 """Small helpers shared by the planner tests."""
 
 import hashlib
+import json
+import os
+import subprocess
 import sys
+import textwrap
 from functools import cache
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -163,3 +168,42 @@ def vector_digests(venv) -> list[str]:
         out.append(hashlib.sha1(obs.tobytes() + r.tobytes() + term.tobytes()).hexdigest())
     venv.close()
     return out
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def python_json(code, cache=None, ahead=False):
+    """Runs ``code`` in a fresh Python on this checkout, with the numba cache ``cache`` (an empty
+    directory: a cold cache) and, if ``ahead``, a cold env's compiling child as in a user's
+    process; its last line of output, as JSON."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MC_ENVS_COMPILE_AHEAD": "1" if ahead else "0"}
+    if cache is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# A code's first lines: what compiles in its process, in order, as "module.function" in ``done``.
+DONE = textwrap.dedent(
+    """
+    import json, os, sys
+    from numba.core import event
+    done = []
+    class _Done(event.Listener):
+        def on_start(self, ev):
+            pass
+        def on_end(self, ev):
+            f = ev.data["dispatcher"].py_func
+            done.append(f.__module__.rpartition(".")[2] + "." + f.__qualname__)
+    event.register("numba:compile", _Done())
+    """
+)

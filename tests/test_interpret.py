@@ -13,6 +13,7 @@ import gymnasium as gym
 import numba
 import numpy as np
 import pytest
+from helpers import DONE, python_json
 
 import mc_envs  # noqa: F401
 from mc_envs import _numba, interpret
@@ -76,14 +77,7 @@ TRAJECTORY = textwrap.dedent(
 
 
 def _python(code: str, cache: Path | None = None, ahead: bool = False) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MC_ENVS_COMPILE_AHEAD": "1" if ahead else "0"}
-    if cache is not None:
-        env["NUMBA_CACHE_DIR"] = str(cache)
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json(code, cache, ahead)
 
 
 COMPILES = textwrap.dedent(
@@ -423,21 +417,6 @@ def test_the_childs_exercise_compiles_every_game_kernel_a_generic_nrpa_calls(tmp
     assert out["generic"] == 20 and out["compiled"] == []
 
 
-# The child's side, run here: what compiles, in order, as "module.function".
-DONE = textwrap.dedent(
-    """
-    import json, os, sys
-    from numba.core import event
-    done = []
-    class _Done(event.Listener):
-        def on_start(self, ev):
-            pass
-        def on_end(self, ev):
-            f = ev.data["dispatcher"].py_func
-            done.append(f.__module__.rpartition(".")[2] + "." + f.__qualname__)
-    event.register("numba:compile", _Done())
-    """
-)
 ORDER = DONE + textwrap.dedent(
     """
     import gymnasium as gym
@@ -488,15 +467,15 @@ WISHED = DONE + textwrap.dedent(
 
 def test_the_child_compiles_first_what_its_parent_waits_for(tmp_path):
     # The parent's last wish: the playout (its cheaper twin first), then NRPA's move codes; the
-    # rest in the stages' order (the observation before the move), the board layout last.
+    # rest in the stages' order (the move before the observation), the board layout last.
     order = _python(WISHED, cache=tmp_path / "cache")
     at = {name: order.index(name) for name in reversed(order)}  # first compiled
     assert (
         at["samegame.playout"]
         < at["samegame_bits.playout"]
         < at["samegame.legal_codes"]
-        < at["samegame.observe"]
         < at["samegame.play"]
+        < at["samegame.observe"]
         < at["samegame._lay_all"]
     ), order
 
@@ -530,8 +509,8 @@ PARENT_WISHES = textwrap.dedent(
 
 
 def test_a_cold_envs_child_hears_which_kernels_its_parent_runs_as_python(tmp_path):
-    # Nothing else called, the child compiles the observation first; told by the parent's clock,
-    # it compiles the move codes first.
+    # Nothing else called, the child compiles the legal moves and the move first; told by the
+    # parent's clock, it compiles the move codes first.
     when = _python(PARENT_WISHES, cache=tmp_path / "cache", ahead=True)
     assert when["samegame.legal_codes"] < when["samegame.observe"], when
     assert when["samegame.legal_codes"] < when["samegame.play"], when

@@ -2,14 +2,12 @@
 hears, what the child leaves to its parent, and when the parent compiles beside it."""
 
 import contextlib
-import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import gymnasium as gym
+from helpers import DONE, python_json
 
 import mc_envs  # noqa: F401
 from mc_envs import interpret
@@ -41,12 +39,15 @@ def test_each_side_hears_the_others_last_whole_line():
         parent.tell(["play", "legal"])
         assert child.latest() == (["play", "legal"], set())
         assert child.latest() == (["play", "legal"], set())  # nothing new: the last one
-        assert parent.take("play") is True  # the child has not begun
-        assert child.latest() == (["play", "legal"], {"play"})
+        child.at(["play"])
+        assert parent.take("play") is False  # the child compiles it now
+        assert child.latest() == (["play", "legal"], set())
         child.at(["legal", "score"])
-        assert parent.take("legal") is False  # it has: the rest is the child's
+        assert parent.take("play") is True
+        assert child.latest() == (["play", "legal"], {"play"})
+        assert parent.take("play") is True  # still its own
         child.at([])
-        assert parent.take("legal") is False
+        assert parent.take("observe") is False  # one kernel at most: the rest is the child's
         assert child.latest() == (["play", "legal"], {"play"})
 
 
@@ -54,7 +55,7 @@ def test_a_line_counts_once_it_is_whole_and_a_closed_pipe_reads_as_the_last_line
     read, write = os.pipe()
     lines = Lines(read)
     os.write(write, b"legal play\nobs")
-    assert lines.latest() == ["legal", "play"] and lines.heard
+    assert lines.latest() == ["legal", "play"]
     os.write(write, b"erve\n")
     assert lines.latest() == ["observe"]
     os.close(write)
@@ -70,39 +71,13 @@ def test_a_child_names_no_pipe_when_its_variable_names_none():
         child.at(["legal"])  # said to nobody, without an error
 
 
-def _python(code: str, cache: Path, ahead: bool) -> dict:
-    # ahead: a cold env made starts its compiling child, as in a user's process
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MC_ENVS_COMPILE_AHEAD": "1" if ahead else "0"}
-    env["NUMBA_CACHE_DIR"] = str(cache)
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 # The child's side, run here on an empty cache: what compiles, in order, and what it tells.
-TAKEN = textwrap.dedent(
+TAKEN = DONE + textwrap.dedent(
     """
-    import json, os
-    from numba.core import event
     import gymnasium as gym
     import mc_envs
     from mc_envs import exercise, interpret
-    from mc_envs.wishes import Child, Lines
-    done = []
-    class _Done(event.Listener):
-        def on_start(self, ev):
-            pass
-        def on_end(self, ev):
-            f = ev.data["dispatcher"].py_func
-            done.append(f.__module__.rpartition(".")[2] + "." + f.__qualname__)
-    event.register("numba:compile", _Done())
+    from mc_envs.wishes import Child
     with interpret.everything():  # as the child receives it: made in the parent
         env = gym.make("mc_envs/SameGame-v0").unwrapped
     down, to_child = os.pipe()
@@ -118,7 +93,7 @@ TAKEN = textwrap.dedent(
 def test_a_child_leaves_out_the_stages_its_parent_takes_and_says_where_it_is(tmp_path):
     # Told "=play", the child's stages leave the move out: it compiles only with the episodes,
     # after the board layout a reset makes; it tells each stage as it starts it.
-    out = _python(TAKEN, tmp_path / "cache", ahead=False)
+    out = python_json(TAKEN, tmp_path / "cache")
     order, heard = out["done"], out["heard"]
     at = {name: order.index(name) for name in reversed(order)}  # first compiled
     assert at["samegame.observe"] < at["samegame.legal_codes"] < at["samegame._lay_all"]
@@ -128,8 +103,8 @@ def test_a_child_leaves_out_the_stages_its_parent_takes_and_says_where_it_is(tmp
 
 
 # A cold Go env: a step outside sharing() runs its kernels as Python; inside, this process
-# compiles the move first (the heaviest kernel every search calls), the child not yet begun: it is
-# held, then ended, not waited for.
+# compiles the move (the heaviest kernel every search calls) and only the move, the rest left to
+# the child (held here, then ended, not waited for).
 SHARED = textwrap.dedent(
     """
     import json, os, signal, time
@@ -166,10 +141,11 @@ SHARED = textwrap.dedent(
 
 
 def test_a_search_with_no_clock_compiles_a_cold_kernel_beside_the_child(tmp_path):
-    out = _python(SHARED, tmp_path / "cache", ahead=True)
+    out = python_json(SHARED, tmp_path / "cache", ahead=True)
     assert out["started"] == 1 and out["interpreted"] > 0
     assert out["alone"] == []
-    assert out["shared"][0] == "mc_envs.games.go.play", out  # the heaviest first
+    assert out["shared"][0] == "mc_envs.games.go.play", out  # the heaviest
+    assert "mc_envs.games.go_legal.legal" not in out["shared"], out  # and no more: the child's
 
 
 def test_only_a_search_that_nothing_watches_shares_the_compiling(monkeypatch):
