@@ -6,8 +6,8 @@ parent runs as Python, the most time first, then each field the parent compiles 
 ``=name``. A search with no clock compiles on both cores: its process takes the kernel that
 compiles the longest, unless the child is compiling it (:meth:`Parent.take`, under
 :func:`mc_envs.interpret.sharing`), and the child leaves it out. Up (:meth:`Child.at`): the fields
-of the stage the child compiles now. Neither side waits for the
-other: a line the pipe cannot take now is dropped, and each reads the last whole line there is.
+of the stage the child compiles now. Neither side waits for the other: a line the pipe cannot
+take now is dropped, and each reads the last whole line there is.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 import select
 
 ENV = "MC_ENVS_WISHES"  # the child's ends of the pipes: "down,up" (file descriptors)
-CALLED = ("legal", "play")  # the kernels every search calls (and a playout)
+CALLED = ("legal", "play")  # the kernels every search calls (a playout too)
 
 
 class Lines:
