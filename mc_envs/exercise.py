@@ -8,10 +8,9 @@ timed there; the parent sends the kernels it has spent the most time in, as a li
 stages, the child reads the last line, leaves out the stages the parent compiles itself (a search
 with no clock), tells the parent which stage it starts, and compiles first the stage of the first
 name not compiled yet (a cold NRPA waits for ``legal_codes``, a batched search for SameGame's
-``playout``); when that stage compiles for seconds (:func:`_costly`: Go's playout), or when the
-parent takes kernels but wishes for none yet, the stages of the kernels every search calls first
-(:data:`~mc_envs.wishes.CALLED`). Without a line (no search yet, or no pipe: Windows), the stages
-follow :data:`STAGES`.
+``playout``); when that stage compiles for seconds (:func:`_costly`: Go's playout), the stages
+of the kernels it calls first (:data:`~mc_envs.wishes.CALLED`). Without a wish (no search yet, or
+no pipe: Windows), the stages follow :data:`STAGES`, which begins with those.
 
 The same entry point runs a :func:`mc_envs.interpret.stand_in`'s job.
 """
@@ -51,8 +50,8 @@ def exercise(env: Any, wishes: Child | None = None) -> None:
         if not todo:
             break
         wished = [name for name in wished if name in todo]
-        if (wished and _costly(env, wished[0])) or (taken and not wished):
-            wished = [name for name in CALLED if name in todo] or wished  # what searches call
+        if wished and _costly(env, wished[0]):  # what it calls first, compiled
+            wished = [name for name in CALLED if name in todo] or wished
         stage = todo[(wished or list(todo))[0]]
         wishes.at(_drop(todo, stage))
         stage(env, legal)

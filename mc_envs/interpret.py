@@ -211,12 +211,12 @@ def _take(dispatcher: Any) -> bool:
         return False
     game, name = key
     channel = _channels.get(game)
-    if channel is None:
-        return False
+    return channel is not None and channel.take(name, lambda: _heaviest(dispatcher, game))
+
+
+def _heaviest(dispatcher: Any, game: str) -> bool:
     others = [k for k, (g, n) in timed.items() if g == game and n in CALLED and k is not dispatcher]
-    if any(weight(k) > weight(dispatcher) and not is_cached(k) for k in others):
-        return False
-    return channel.take(name)
+    return not any(weight(k) > weight(dispatcher) and not is_cached(k) for k in others)
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+from collections.abc import Callable
 
 ENV = "MC_ENVS_WISHES"  # the child's ends of the pipes: "down,up" (file descriptors)
 CALLED = ("legal", "play")  # the kernels every search calls (a playout too)
@@ -70,7 +71,7 @@ class Parent:
         self._at = Lines(up_read)
         self._sent: list[str] | None = None
         self.wished: list[str] = []
-        self.taken: list[str] = []  # the fields this process compiles itself
+        self.taken: str | None = None  # the field this process compiles itself
 
     def started(self) -> None:
         """Closes the child's ends in this process (the child has its copies)."""
@@ -83,20 +84,21 @@ class Parent:
         None), and those this process compiles, if that line differs from the last one sent."""
         if wished is not None:
             self.wished = wished
-        words = self.wished + ["=" + name for name in self.taken]
+        words = self.wished + ([] if self.taken is None else ["=" + self.taken])
         if words != self._sent and _write(self._down, words):
             self._sent = words
 
-    def take(self, name: str) -> bool:
-        """Whether this process compiles the kernel ``name`` itself (its caller's choice: the
-        one that compiles the longest): one kernel at most, and not one the child is compiling
-        now; the child is told at once. (Kernels share callees, which both would compile, and
-        while this process compiles, its search stands still: it leaves the rest to the child.)"""
-        if name in self.taken:
-            return True
-        if self.taken or name in self._at.latest():
+    def take(self, name: str, heaviest: Callable[[], bool] | None = None) -> bool:
+        """Whether this process compiles the kernel ``name`` itself: one kernel at most, the
+        caller's choice (``heaviest()``: whether it compiles the longest, asked only while none
+        is taken), and not one the child is compiling now; the child is told at once. (Kernels
+        share callees, which both would compile, and while this process compiles, its search
+        stands still: it leaves the rest to the child.)"""
+        if self.taken is not None:
+            return name == self.taken
+        if (heaviest is not None and not heaviest()) or name in self._at.latest():
             return False
-        self.taken.append(name)
+        self.taken = name
         self.tell()
         return True
 
