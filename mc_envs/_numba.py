@@ -41,6 +41,7 @@ NOT_COMPILED = (
     "agents/specs.py",
     "extras.py",
     "interpret.py",
+    "spawning.py",
     "wishes.py",
     "go_sgf.py",
     "morpion_records.py",

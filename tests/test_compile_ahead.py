@@ -16,6 +16,7 @@ from helpers import replayed_score
 
 import mc_envs  # noqa: F401
 import mc_envs.interpret as interpret
+import mc_envs.spawning as spawning
 from mc_envs.agents import NMCS, NRPA, PUCT, UCT, compile_ahead
 from mc_envs.agents.mcts.puct import connect_four_prior
 
@@ -214,8 +215,8 @@ def test_a_waiting_child_imports_nothing_until_its_turn(tmp_path):
     done = tmp_path / "done"
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
     job = functools.partial(Path.write_text, done, "ran")
-    child = interpret.spawn(
-        "mc_envs.exercise", pickle.dumps(job), {interpret.AFTER: str(sleeper.pid)}
+    child = spawning.spawn(
+        "mc_envs.exercise", pickle.dumps(job), {spawning.AFTER: str(sleeper.pid)}
     )
     try:
         time.sleep(1.5)
@@ -234,13 +235,13 @@ def test_a_search_child_starts_once_the_env_children_have_ended():
     # Unreaped (a zombie, as the parent's env child is until its next poll), then reaped.
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
     try:
-        assert not interpret._ended(sleeper.pid)
+        assert not spawning._ended(sleeper.pid)
         start = time.perf_counter()
-        interpret.after(f"{sleeper.pid},", timeout=30)
-        assert 0.3 < time.perf_counter() - start < 10 and interpret._ended(sleeper.pid)
+        spawning.after(f"{sleeper.pid},", timeout=30)
+        assert 0.3 < time.perf_counter() - start < 10 and spawning._ended(sleeper.pid)
     finally:
         sleeper.wait(timeout=30)
-    assert interpret._ended(sleeper.pid)
+    assert spawning._ended(sleeper.pid)
     start = time.perf_counter()
-    interpret.after("", timeout=30)  # no env child: at once
+    spawning.after("", timeout=30)  # no env child: at once
     assert time.perf_counter() - start < 0.5

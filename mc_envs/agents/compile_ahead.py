@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import mc_envs.interpret as interpret
+import mc_envs.spawning as spawning
 from mc_envs._numba import is_cached
 from mc_envs.agents.base import Budget
 
@@ -70,7 +71,7 @@ def children() -> list[subprocess.Popen]:
 
 def wait(timeout: float | None = None) -> bool:
     """Waits for every compiling child; returns whether they have all ended."""
-    return interpret.wait_for(children(), timeout)
+    return spawning.wait_for(children(), timeout)
 
 
 class StandIn:
@@ -137,7 +138,7 @@ def stand_in(agent: Any, env: Any, entries: list[Any]) -> StandIn | None:
             return None
         # After the env's own compiling children: the search's callees are theirs.
         after = ",".join(str(p.pid) for p in interpret.children())
-        child = interpret.spawn("mc_envs.agents.compile_ahead", payload, {interpret.AFTER: after})
+        child = spawning.spawn("mc_envs.agents.compile_ahead", payload, {spawning.AFTER: after})
         if child is None:
             return None  # no child can start here: compile here
         _children[key] = child
@@ -148,7 +149,7 @@ def _main() -> int:
     with contextlib.suppress(OSError, AttributeError):
         os.nice(10)  # compiling is background work: the search that waits for it comes first
     # An env made on a cold cache has a child compiling the game's kernels, which the search
-    # calls: this one started once it had ended (interpret.spawn), to compile them once.
+    # calls: this one started once it had ended (spawning.spawn), to compile them once.
     agent, env = pickle.loads(sys.stdin.buffer.read())  # sent by the parent process only
     agent.run_search(env, Budget(playouts=1))
     return 0
