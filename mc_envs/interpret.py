@@ -188,6 +188,7 @@ def sharing(on: bool = True) -> Iterator[None]:
     _sharing[0] = bool(on)
     if on:  # what is wished from now on: this search's calls, not those of the steps before
         _spent.clear()
+        _wished[0] = float("-inf")  # its first call is told at once
         for channel in _channels.values():
             channel.tell([])
     try:

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import types
 from pathlib import Path
@@ -15,7 +16,6 @@ import pytest
 from helpers import replayed_score
 
 import mc_envs  # noqa: F401
-import mc_envs.interpret as interpret
 import mc_envs.spawning as spawning
 from mc_envs.agents import NMCS, NRPA, PUCT, UCT, compile_ahead
 from mc_envs.agents.mcts.puct import connect_four_prior
@@ -110,12 +110,17 @@ def forced_cold(monkeypatch):
     assert compile_ahead.wait(timeout=120)
 
 
+@pytest.mark.parametrize("clock", [200, None], ids=["clocked", "no-clock"])
 @pytest.mark.parametrize(
     "make, playouts",
     [(lambda: NMCS(level=1, seed=3), 40_000), (lambda: NRPA(level=2, seed=3), 20_000)],
     ids=["nmcs", "nrpa"],
 )
-def test_the_switch_to_the_compiled_path_continues_the_search_exactly(forced_cold, make, playouts):
+def test_the_switch_to_the_compiled_path_continues_the_search_exactly(
+    forced_cold, make, playouts, clock
+):
+    # With a clock, NRPA's stand-in runs all its helpers as Python; without one, its per-step
+    # helpers compiled (nrpa_core.QUICK).
     env = gym.make("mc_envs/SameGame-v0")
     env.reset(seed=0)
     before = env.unwrapped.clone_state()
@@ -123,7 +128,7 @@ def test_the_switch_to_the_compiled_path_continues_the_search_exactly(forced_col
     compiled_only = make().search(env, playouts=playouts)
     compile_ahead.enable(True)
     assert "compile" not in compiled_only.extra
-    switched = make().search(env, playouts=playouts, time_limit=200)
+    switched = make().search(env, playouts=playouts, time_limit=clock)
     note = switched.extra["compile"]
     assert note["cold"] and note["compiled"] and note["child"] == 0, note
     assert 0 < note["generic_playouts"] < playouts, note  # it switched part-way
@@ -183,6 +188,59 @@ def test_the_stand_ins_plain_python_draws_are_the_compiled_generators_draws():
         for _ in range(50):
             assert plain_rng_uniform(plain) == rng_uniform(compiled)
         assert np.array_equal(plain, compiled)
+
+
+def test_the_quick_stand_in_compiles_its_step_helpers_and_only_those_and_only_unclocked(
+    monkeypatch,
+):
+    from numba.core.dispatcher import Dispatcher
+
+    from mc_envs.agents.nested.nrpa_core import QUICK, STEPS
+
+    seen, todo, found = set(), [QUICK[0], QUICK[1]], set()
+    while todo:
+        fn = todo.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        for name in fn.__code__.co_names:
+            value = fn.__globals__.get(name)
+            if isinstance(value, Dispatcher):
+                assert value in STEPS, f"{fn.__name__} calls numba's {name}"
+                found.add(value)
+            elif isinstance(value, types.FunctionType) and value.__module__.startswith("mc_envs."):
+                todo.append(value)
+    assert found == set(STEPS)
+    for cached in (False, True):  # cached helpers: compiled from the start
+        monkeypatch.setattr(compile_ahead, "is_cached", lambda fn, cached=cached: cached)
+        assert compile_ahead.compiled_steps(STEPS, None) == cached
+        assert compile_ahead.compiled_steps(STEPS, compile_ahead.StandIn([], None)) == cached
+
+
+def test_a_stand_in_with_no_clock_steps_up_when_plain_python_has_seconds_of_work_left(monkeypatch):
+    from mc_envs.agents.nested.nrpa_core import STEPS
+
+    monkeypatch.setattr(compile_ahead, "is_cached", lambda fn: False)
+    monkeypatch.setattr(compile_ahead, "STEP_UP", 0.1)
+    for clocked in (True, False):
+        standin, control, done = (
+            compile_ahead.StandIn([print], None),
+            np.zeros(3),
+            threading.Event(),
+        )
+        standin.watch(control, 1, done, clocked)
+        time.sleep(0.8)
+        done.set()
+        assert standin.due == (not clocked) and control[1] == (not clocked)
+    # 1 s for 100 playouts, 900 left: 9 s more as Python; 900 done, 100 left: 0.1 s.
+    for done_, left, steps in ((100, 900, True), (900, 100, False), (10, None, True)):
+        standin = compile_ahead.StandIn([], None)
+        standin.start -= 1.0
+        assert not standin.step_up(done_, left)  # not due yet
+        standin.due = True
+        assert standin.step_up(done_, left) == steps == standin.stepped
+        assert compile_ahead.compiled_steps(STEPS, standin) == steps
+        assert not standin.step_up(done_, left)  # once a search
 
 
 def test_the_stand_in_calls_no_numba_function_however_deep():

@@ -438,17 +438,18 @@ GENERIC_OPS = {
 }
 
 
-def bind_generic(template: Any, *, plain: bool = False, **bindings: Any) -> Any:
+def bind_generic(template: Any, *, plain: bool = False, keep: tuple = (), **bindings: Any) -> Any:
     """The template as a plain Python function over :data:`GENERIC_OPS` (and ``bindings``).
 
     ``plain``: the compiled helpers it calls (``record``, a policy table's updates ...) run as
     plain Python too (their ``py_func``: slower, the same results), so that it starts at once on
-    a cold numba cache (:mod:`mc_envs.agents.compile_ahead`).
+    a cold numba cache (:mod:`mc_envs.agents.compile_ahead`), except those in ``keep`` (its
+    per-step helpers, worth compiling when they can be).
     """
     namespace = dict(template.__globals__)
     namespace.update(GENERIC_OPS)
     if plain:
-        _unjit(namespace)
+        _unjit(namespace, keep)
     namespace.update(bindings)
     fn = types.FunctionType(template.__code__, namespace, template.__name__, template.__defaults__)
     namespace[template.__name__] = fn
@@ -458,10 +459,10 @@ def bind_generic(template: Any, *, plain: bool = False, **bindings: Any) -> Any:
 _PLAIN: dict[Any, Any] = {}  # a numba function -> its plain Python twin (module-level: made once)
 
 
-def _unjit(namespace: dict[str, Any]) -> None:
+def _unjit(namespace: dict[str, Any], keep: tuple = ()) -> None:
     # the numba functions of a namespace as plain Python, and the ones they call, all the way down
     for name, value in list(namespace.items()):
-        if isinstance(value, Dispatcher):
+        if isinstance(value, Dispatcher) and value not in keep:
             namespace[name] = _plain(value)
 
 

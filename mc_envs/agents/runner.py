@@ -35,6 +35,7 @@ from mc_envs.agents.base import (
     ALWAYS_SAVED,
     COUNTERS,
     NEG_INF,
+    NO_LIMIT,
     Best,
     Budget,
     SearchResult,
@@ -55,6 +56,9 @@ class Program(Protocol):
         algo: the algorithm's name in checkpoints (``"nmcs"``, ``"nrpa"``, ``"tree"``).
         params: the parameters a checkpoint must match to be resumed.
         fast: whether it runs on the compiled path now.
+        steps: the numba helpers its generic path calls at every step, compiled on a cold cache
+            once a stand-in with no clock steps up (:meth:`~mc_envs.agents.compile_ahead.StandIn.step_up`);
+            empty: it has none, and never steps up.
         ahead: the agent a child process searches to compile :meth:`entries` on a cold cache
             (:mod:`mc_envs.agents.compile_ahead`); the agent without the state it carries between
             searches (such as a tree).
@@ -63,6 +67,7 @@ class Program(Protocol):
     algo: str
     params: dict[str, Any]
     fast: bool
+    steps: tuple[Any, ...]
 
     @property
     def ahead(self) -> Any:
@@ -153,9 +158,9 @@ class Runner:
         env put back first if a generic search moved it), or snapshots over the env itself
         (restored at the end)."""
         base = self.base
+        if self.snapshot is not None:  # a generic search moved it: its root, as it was given
+            base.restore_state(self.snapshot)
         if fast:
-            if self.snapshot is not None:
-                base.restore_state(self.snapshot)
             states = compiled_states(base, slots)
             return Game(states, base.kernel.workspace(states[0]))
         self.snapshot = base.clone_state()
@@ -227,7 +232,7 @@ class Runner:
         self, program: Program, checkpoint: str | None, resume: bool, checkpoint_every: float
     ) -> tuple[StopReason, float]:
         """Runs the program under the budget (see :func:`run`); returns (why it stopped, seconds)."""
-        from mc_envs.agents.checkpoint import read_checkpoint, write_checkpoint
+        from mc_envs.agents.checkpoint import read_checkpoint
 
         if resume:
             if checkpoint is None:
@@ -237,23 +242,32 @@ class Runner:
             self.best.score[0] = float(getattr(self.base, "score", 0.0))
             self.best.length[0] = 0
             return StopReason.COMPLETE, 0.0
+        with interpret.sharing(not self.budget.clocked):
+            return self._search(program, checkpoint, checkpoint_every)
+
+    def _search(
+        self, program: Program, checkpoint: str | None, checkpoint_every: float
+    ) -> tuple[StopReason, float]:
+        """Prepares the program (a cold cache's stand-in, or the compiled path loaded) and runs
+        it under the budget; returns (why it stopped, seconds)."""
+        from mc_envs.agents.checkpoint import write_checkpoint
+
         self._prepare(program)
         done = threading.Event()
         if checkpoint is not None:
             self._tick(done, checkpoint_every)
         if self.standin is not None:
-            self.standin.watch(self.control, Slot.PAUSE, done)
+            self.standin.watch(self.control, Slot.PAUSE, done, self.budget.clocked)
         first = int(self.control[Slot.PLAYOUTS])
         self.started = time.perf_counter()
         try:
-            with interpret.sharing(not self.budget.clocked):
-                why, seconds = supervise(
-                    lambda: self._loop(program, checkpoint, first),
-                    self.control,
-                    self.best,
-                    self.budget,
-                    compiling=self._compiling,
-                )
+            why, seconds = supervise(
+                lambda: self._loop(program, checkpoint, first),
+                self.control,
+                self.best,
+                self.budget,
+                compiling=self._compiling,
+            )
         finally:
             done.set()
             if self.snapshot is not None:
@@ -309,6 +323,17 @@ class Runner:
                 standin.playouts = int(control[Slot.PLAYOUTS]) - first
                 standin.switched = time.perf_counter() - (self.started or 0.0)
                 program.bind(True)
+            elif (
+                standin is not None
+                and program.steps
+                and standin.step_up(int(control[Slot.PLAYOUTS]) - first, self._left())
+            ):
+                program.bind(False, plain=True)  # now with its per-step helpers compiled
+
+    def _left(self) -> int | None:
+        """The playouts the budget has left (None: it has no playout budget)."""
+        limit = int(self.control[Slot.PLAYOUT_LIMIT])
+        return None if limit == NO_LIMIT else limit - int(self.control[Slot.PLAYOUTS])
 
     def _reason(self) -> StopReason:
         """Why the search stopped by itself (the code it left in the control block)."""

@@ -425,6 +425,7 @@ class _Program:
     one (:mod:`mc_envs.agents.compile_ahead`); the tree carries over."""
 
     algo = "tree"
+    steps = ()
 
     def __init__(
         self, agent: TreeAgent, runner: Runner, path: _Path, tree: Tree, scratch: Scratch

@@ -303,6 +303,7 @@ class _Program:
     """One NMCS search over one env: its arrays and entry point, for :class:`Runner`."""
 
     algo = "nmcs"
+    steps = ()
 
     def __init__(self, agent: NMCS, env: Any, runner: Runner) -> None:
         self.agent, self.runner = agent, runner

@@ -25,12 +25,15 @@ import numpy as np
 
 from mc_envs.agents.base import SearchResult
 from mc_envs.agents.common import record
+from mc_envs.agents.compile_ahead import compiled_steps
 from mc_envs.agents.nested.nrpa_core import (
     DELTA_CAPACITY,
     GENERIC,
     LOG_CAPACITY,
     PLAIN,
     PRIME,
+    QUICK,
+    STEPS,
     Knobs,
     compiled_entry,
 )
@@ -174,6 +177,7 @@ class _Program:
     master of distributed NRPA, which adapts the top level's policy with :meth:`adapt`)."""
 
     algo = "nrpa"
+    steps = STEPS
 
     def __init__(self, agent: NRPA, env: Any, runner: Runner) -> None:
         self.agent, self.runner = agent, runner
@@ -210,13 +214,17 @@ class _Program:
 
     def bind(self, fast: bool, plain: bool = False) -> None:
         """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
-        uncompiled too) from the next call on; the search state carries over, and a level
-        rebuilds its state from its moves."""
+        uncompiled too, but for its per-step ones where :func:`~mc_envs.agents.compile_ahead.compiled_steps`
+        allows) from the next call on; the search state carries over, and a level rebuilds its
+        state from its moves."""
         self.g = self.runner.game(2, fast)
         if fast:
             self.fn, self.adapt_fn = compiled_entry(self.base.kernel, self.agent.level)
+        elif plain:
+            quick = compiled_steps(self.steps, self.runner.standin)
+            self.fn, self.adapt_fn = QUICK if quick else PLAIN
         else:
-            self.fn, self.adapt_fn = PLAIN if plain else GENERIC
+            self.fn, self.adapt_fn = GENERIC
         self.fast = fast
 
     def _warm(self, base: Any, seq: Sequence[int]) -> None:
