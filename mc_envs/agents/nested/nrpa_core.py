@@ -149,7 +149,7 @@ def exp_weights(probs, n):
     return z
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def draw(w, codes, terms, probs, n, tau, rng, lcodes, lbias, pos, logged, beta):
     """One rollout step: reduces the ``n`` legal ``codes`` modulo :data:`PRIME`, logs them at
     ``lcodes[pos:]`` (and their bias ``terms`` at ``lbias[pos:]`` when ``beta`` is nonzero) if
@@ -170,7 +170,7 @@ def draw(w, codes, terms, probs, n, tau, rng, lcodes, lbias, pos, logged, beta):
     return j
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def push(w, codes, at, terms, tat, n, pick, tau, step, dcode, dval, nd):
     """Buffers one adaptation step's weight changes: the ``n`` reduced codes ``codes[at:]`` with
     bias ``terms[tat:]``, weighted by ``w``, ``pick`` the one played; returns ``nd + n``."""
@@ -187,7 +187,7 @@ def push(w, codes, at, terms, tat, n, pick, tau, step, dcode, dval, nd):
     return nd + n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def apply(w, mark, used, nused, row, dcode, dval, nd):
     """Adds the ``nd`` buffered changes ``dval`` at ``dcode`` to policy row ``row``."""
     for j in range(nd):
@@ -436,7 +436,7 @@ def compiled_entry(kernel: Any, level: int) -> tuple[Callable, Callable]:
     ops = compiled_ops(kernel)
     terms = instantiate(_terms, kernel.name, **ops)
     rollout = instantiate(_rollout, kernel.name, **ops, _terms=terms)
-    replay = instantiate(_replay, kernel.name, **ops, _terms=terms)
+    replay = instantiate(_replay, kernel.name, inline=True, **ops, _terms=terms)
     adapt = instantiate(_adapt, kernel.name, **ops, _replay=replay)
     entry = ladder(
         kernel,
