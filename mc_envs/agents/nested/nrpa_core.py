@@ -171,13 +171,20 @@ def draw(w, codes, terms, probs, n, tau, rng, lcodes, lbias, pos, logged, beta):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def push(w, codes, at, terms, tat, n, pick, tau, step, dcode, dval, nd):
-    """Buffers one adaptation step's weight changes: the ``n`` reduced codes ``codes[at:]`` with
-    bias ``terms[tat:]``, weighted by ``w``, ``pick`` the one played; returns ``nd + n``."""
+def push(w, codes, terms, lcodes, lbias, at, biased, n, pick, tau, step, dcode, dval, nd):
+    """Buffers one adaptation step's weight changes at ``dcode[nd:]``, ``dval[nd:]``: for the
+    ``n`` reduced codes ``codes`` with bias ``terms``, or (``at >= 0``) those of a move log,
+    ``lcodes[at:]`` with ``lbias[at:]`` if ``biased`` (zeros otherwise); ``w`` the weights,
+    ``pick`` the one played. Returns ``nd + n``."""
     for j in range(n):
-        c = codes[at + j]
+        if at >= 0:
+            c = lcodes[at + j]
+            bias_j = lbias[at + j] if biased else 0.0
+        else:
+            c = codes[j]
+            bias_j = terms[j]
         dcode[nd + j] = c
-        dval[nd + j] = w[c] / tau + terms[tat + j]
+        dval[nd + j] = w[c] / tau + bias_j
     z = exp_weights(dval[nd:], n)
     for j in range(n):
         d = -step * dval[nd + j] / z
@@ -187,7 +194,7 @@ def push(w, codes, at, terms, tat, n, pick, tau, step, dcode, dval, nd):
     return nd + n
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def apply(w, mark, used, nused, row, dcode, dval, nd):
     """Adds the ``nd`` buffered changes ``dval`` at ``dcode`` to policy row ``row``."""
     for j in range(nd):
@@ -303,12 +310,10 @@ def _adapt(row, g, a, pol, log, k):
         if nd + n > len(dcode):  # never on the built-in games; approximate beyond
             apply(pol.w, pol.mark, pol.used, pol.nused, row, dcode, dval, nd)
             nd = 0
-        if replay:
-            nd = push(w, a.codes, 0, a.bias, 0, n, pick, k.tau, step, dcode, dval, nd)
-        elif biased:
-            nd = push(w, lcodes, loff[t], lbias, loff[t], n, pick, k.tau, step, dcode, dval, nd)
-        else:
-            nd = push(w, lcodes, loff[t], a.bias, 0, n, pick, k.tau, step, dcode, dval, nd)
+        at = -1 if replay else loff[t]
+        nd = push(
+            w, a.codes, a.bias, lcodes, lbias, at, biased, n, pick, k.tau, step, dcode, dval, nd
+        )
     if fill:
         loff[length] = pos
         log.ok[row] = 1
