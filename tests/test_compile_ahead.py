@@ -222,16 +222,16 @@ def test_a_stand_in_with_no_clock_steps_up_when_plain_python_has_seconds_of_work
 
     monkeypatch.setattr(compile_ahead, "is_cached", lambda fn: False)
     monkeypatch.setattr(compile_ahead, "STEP_UP", 0.1)
-    for clocked in (True, False):
+    for steps in (False, True):  # a clock, or no helpers to compile: no pause
         standin, control, done = (
             compile_ahead.StandIn([print], None),
             np.zeros(3),
             threading.Event(),
         )
-        standin.watch(control, 1, done, clocked)
+        standin.watch(control, 1, done, steps)
         time.sleep(0.8)
         done.set()
-        assert standin.due == (not clocked) and control[1] == (not clocked)
+        assert standin.due == steps and control[1] == steps
     # 1 s for 100 playouts, 900 left: 9 s more as Python; 900 done, 100 left: 0.1 s.
     for done_, left, steps in ((100, 900, True), (900, 100, False), (10, None, True)):
         standin = compile_ahead.StandIn([], None)

@@ -96,17 +96,17 @@ class StandIn:
         """Whether every entry point can now load from the cache."""
         return all(is_cached(f) for f in self.entries)
 
-    def watch(self, control: Any, slot: int, done: threading.Event, clocked: bool) -> None:
+    def watch(self, control: Any, slot: int, done: threading.Event, steps: bool) -> None:
         """A daemon thread that sets ``control[slot]`` (a pause) once the cache is ready, and,
-        for a search with no clock, once :data:`STEP_UP` seconds have passed (:attr:`due`: the
-        runner then asks :meth:`step_up`)."""
+        with ``steps`` (a search with no clock whose program has per-step helpers), once
+        :data:`STEP_UP` seconds have passed (:attr:`due`: the runner then asks :meth:`step_up`)."""
 
         def look() -> None:
             while not done.wait(POLL):
                 if self.ready():
                     control[slot] = 1
                     return
-                if not clocked and not self.due and time.perf_counter() - self.start >= STEP_UP:
+                if steps and not self.due and time.perf_counter() - self.start >= STEP_UP:
                     self.due = True
                     control[slot] = 1
 

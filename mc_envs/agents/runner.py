@@ -257,7 +257,8 @@ class Runner:
         if checkpoint is not None:
             self._tick(done, checkpoint_every)
         if self.standin is not None:
-            self.standin.watch(self.control, Slot.PAUSE, done, self.budget.clocked)
+            steps = bool(program.steps) and not self.budget.clocked
+            self.standin.watch(self.control, Slot.PAUSE, done, steps)
         first = int(self.control[Slot.PLAYOUTS])
         self.started = time.perf_counter()
         try:
@@ -323,10 +324,8 @@ class Runner:
                 standin.playouts = int(control[Slot.PLAYOUTS]) - first
                 standin.switched = time.perf_counter() - (self.started or 0.0)
                 program.bind(True)
-            elif (
-                standin is not None
-                and program.steps
-                and standin.step_up(int(control[Slot.PLAYOUTS]) - first, self._left())
+            elif standin is not None and standin.step_up(
+                int(control[Slot.PLAYOUTS]) - first, self._left()
             ):
                 program.bind(False, plain=True)  # now with its per-step helpers compiled
 
