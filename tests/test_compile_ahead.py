@@ -190,27 +190,30 @@ def test_the_stand_ins_plain_python_draws_are_the_compiled_generators_draws():
         assert np.array_equal(plain, compiled)
 
 
-def test_the_quick_stand_in_compiles_its_step_helpers_and_only_those_and_only_unclocked(
-    monkeypatch,
-):
+def _reached(entries):
+    """The plain functions of mc_envs reached from ``entries`` through their globals, and the
+    numba functions they call (not followed further)."""
     from numba.core.dispatcher import Dispatcher
 
-    from mc_envs.agents.nested.nrpa_core import QUICK, STEPS
-
-    seen, todo, found = set(), [QUICK[0], QUICK[1]], set()
+    seen, todo, numba_calls = {}, list(entries), set()
     while todo:
         fn = todo.pop()
         if id(fn) in seen:
             continue
-        seen.add(id(fn))
+        seen[id(fn)] = fn
         for name in fn.__code__.co_names:
             value = fn.__globals__.get(name)
             if isinstance(value, Dispatcher):
-                assert value in STEPS, f"{fn.__name__} calls numba's {name}"
-                found.add(value)
+                numba_calls.add(value)
             elif isinstance(value, types.FunctionType) and value.__module__.startswith("mc_envs."):
                 todo.append(value)
-    assert found == set(STEPS)
+    return list(seen.values()), numba_calls
+
+
+def test_the_quick_stand_in_compiles_its_step_helpers_and_only_those(monkeypatch):
+    from mc_envs.agents.nested.nrpa_core import QUICK, STEPS
+
+    assert _reached(QUICK)[1] == set(STEPS)
     for cached in (False, True):  # cached helpers: compiled from the start
         monkeypatch.setattr(compile_ahead, "is_cached", lambda fn, cached=cached: cached)
         assert compile_ahead.compiled_steps(STEPS, None) == cached
@@ -246,21 +249,10 @@ def test_a_stand_in_with_no_clock_steps_up_when_plain_python_has_seconds_of_work
 def test_the_stand_in_calls_no_numba_function_however_deep():
     # NRPA's plain template calls _keep, which calls copy_log: a numba function reached through
     # another would compile in the caller's process, on the stand-in's clock (0.4 s).
-    from numba.core.dispatcher import Dispatcher
-
     from mc_envs.agents.nested.nrpa_core import PLAIN
 
-    seen, todo = set(), [PLAIN[0], PLAIN[1]]
-    while todo:
-        fn = todo.pop()
-        if id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        for name in fn.__code__.co_names:
-            value = fn.__globals__.get(name)
-            assert not isinstance(value, Dispatcher), f"{fn.__name__} calls numba's {name}"
-            if isinstance(value, types.FunctionType) and value.__module__.startswith("mc_envs."):
-                todo.append(value)
+    seen, numba_calls = _reached(PLAIN)
+    assert not numba_calls, [fn.py_func.__name__ for fn in numba_calls]
     assert len(seen) > 5  # _iterate, _nrpa, _rollout, _adapt, _keep, copy_log ...
 
 
