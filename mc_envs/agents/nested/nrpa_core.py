@@ -5,9 +5,10 @@ list of touched indices per row, so copying or clearing a policy costs the entri
 Each level's best sequence carries a *move log*, the reduced codes of the allowed moves at every
 step and the index of the one played, written by the rollout that found it: adapting reads the log
 instead of replaying the sequence (a sequence without one is replayed, and its log filled).
-No compiled code recurses: each level is its own compiled instance calling the one below, and each
-level keeps its iteration counter and "an iteration is under way" flag in arrays, so a search can
-pause at any iteration boundary and continue exactly as if it had not stopped.
+No compiled code recurses: one loop runs every level (:func:`_nrpa`), the level a number, so one
+compiled instance per game serves every level; each level keeps its iteration counter and "an
+iteration is under way" flag in arrays, so a search can pause at any iteration boundary and
+continue exactly as if it had not stopped.
 
 The templates are written once against the collaborators of :mod:`mc_envs.agents.ops` (``legal_codes``,
 ``select``, ``play``, ``score``, ``copy_state``): compiled per kernel, and run as plain Python over
@@ -32,7 +33,6 @@ from mc_envs.agents.ops import (
     bind_generic,
     compiled_ops,
     copy_state,
-    ladder,
     legal_codes,
     play,
     score,
@@ -320,45 +320,53 @@ def _adapt(row, g, a, pol, log, k):
     apply(pol.w, pol.mark, pol.used, pol.nused, row, dcode, dval, nd)
 
 
-def _nrpa(level, g, a, pol, log, k, rng, sh):
-    """The level-``level`` search (``level >= 1``) with policy row ``level``; resumable.
+def _nrpa(top, g, a, pol, log, k, rng, sh):
+    """The level-``top`` search (``top >= 1``) with policy row ``top``; resumable.
 
-    Continues from ``a.iters[level]``; ``a.active[level]`` says that the iteration under way
-    already has its child initialised (a resumed search re-enters the child instead of restarting
-    it). Returns the level's best score; its sequence is ``a.seqs[level, :a.lens[level]]``.
+    One loop over every level, not a call per level: level ``lv``'s iteration runs its child
+    (``lv - 1``) to the end before it keeps the child's best and adapts, and ``lv`` is the level
+    whose loop is under way. Each level's iteration counter is ``a.iters[lv]``; ``a.active[lv]``
+    says that its iteration under way already has its child initialised, so a resumed search
+    goes down through the active levels into the one that was interrupted and continues it.
+    Returns the level's best score; its sequence is ``a.seqs[top, :a.lens[top]]``.
     """
     control, iters, active = sh.control, a.iters, a.active
-    below = level - 1
-    while iters[level] < k.n_iter:
-        if control[Slot.STOP] != StopCode.NONE or control[Slot.PAUSE] != 0:
-            break
-        if active[level] == 0:
-            if level > 1:  # a rollout reads its parent's row: it never adapts it
-                copy_policy(pol.w, pol.mark, pol.used, pol.nused, below, level)
-            iters[below] = 0
-            a.scores[below] = NEG_INF
-            a.lens[below] = 0
-            a.reps[below] = 0
-            active[level] = 1
-        if level == 1:
+    lv = top
+    while True:
+        if iters[lv] < k.n_iter:
+            if control[Slot.STOP] != StopCode.NONE or control[Slot.PAUSE] != 0:
+                break
+            if active[lv] == 0:
+                if lv > 1:  # a rollout reads its parent's row: it never adapts it
+                    copy_policy(pol.w, pol.mark, pol.used, pol.nused, lv - 1, lv)
+                iters[lv - 1] = 0
+                a.scores[lv - 1] = NEG_INF
+                a.lens[lv - 1] = 0
+                a.reps[lv - 1] = 0
+                active[lv] = 1
+            if lv > 1:
+                lv -= 1  # into the child's loop
+                continue
             for _ in range(k.stabilize):  # Stabilized NRPA: several rollouts, one adaptation
                 s, n = _rollout(g, a, log, pol.w[1], k, rng, sh)
                 a.scores[0] = s
                 a.lens[0] = n
-                _keep(level, a, log)
+                _keep(1, a, log)
                 if control[Slot.STOP] != StopCode.NONE:
                     break
-        else:
-            _nrpa(below, g, a, pol, log, k, rng, sh)
+        elif lv == top:
+            break
+        else:  # the child's loop is over: back to its parent's iteration
+            lv += 1
             if control[Slot.STOP] != StopCode.NONE or control[Slot.PAUSE] != 0:
-                break  # the child is unfinished: this iteration continues on resume
-            _keep(level, a, log)
-        active[level] = 0
-        _adapt(level, g, a, pol, log, k)
-        iters[level] += 1
-        if k.repeats > 0 and a.reps[level] >= k.repeats:
-            iters[level] = k.n_iter  # converged: the level ends early
-    return a.scores[level]
+                break  # this iteration continues on resume
+            _keep(lv, a, log)
+        active[lv] = 0
+        _adapt(lv, g, a, pol, log, k)
+        iters[lv] += 1
+        if k.repeats > 0 and a.reps[lv] >= k.repeats:
+            iters[lv] = k.n_iter  # converged: the level ends early
+    return a.scores[top]
 
 
 @njit(cache=True, nogil=True)
@@ -411,11 +419,6 @@ def _iterate(level, restarts, g, a, pol, log, k, rng, sh):
     return a.scores[top]
 
 
-def _no_deeper(level, g, a, pol, log, k, rng, sh):
-    """Stands for the level below level 1, which is never searched (rollouts are used instead)."""
-    return NEG_INF
-
-
 def _generic_entry(plain: bool, keep: tuple = ()) -> tuple[Callable, Callable]:
     terms = bind_generic(_terms, plain=plain, keep=keep)
     rollout = bind_generic(_rollout, plain=plain, keep=keep, _terms=terms)
@@ -436,21 +439,15 @@ QUICK = _generic_entry(True, STEPS)
 
 
 def compiled_entry(kernel: Any, level: int) -> tuple[Callable, Callable]:
-    """The compiled NRPA of a kernel for one level (:func:`mc_envs.agents.ops.ladder`), and its
-    compiled adaptation (made once: :func:`~mc_envs._numba.instantiate`'s memo)."""
+    """The compiled NRPA of a kernel, and its compiled adaptation (made once:
+    :func:`~mc_envs._numba.instantiate`'s memo). One entry point serves every ``level`` (the
+    search's first argument): compiled once, each caller compiles again every function it calls,
+    and a level per instance had made a level-2 search compile three more."""
     ops = compiled_ops(kernel)
     terms = instantiate(_terms, kernel.name, **ops)
     rollout = instantiate(_rollout, kernel.name, **ops, _terms=terms)
     replay = instantiate(_replay, kernel.name, inline=True, **ops, _terms=terms)
     adapt = instantiate(_adapt, kernel.name, **ops, _replay=replay)
-    entry = ladder(
-        kernel,
-        level,
-        step=_nrpa,
-        entry=_iterate,
-        bottom=_no_deeper,
-        name="_nrpa",
-        _rollout=rollout,
-        _adapt=adapt,
-    )
+    nrpa = instantiate(_nrpa, kernel.name, inline=True, **ops, _rollout=rollout, _adapt=adapt)
+    entry = instantiate(_iterate, kernel.name, **ops, _nrpa=nrpa)
     return entry, adapt
