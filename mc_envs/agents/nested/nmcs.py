@@ -23,14 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from mc_envs._numba import instantiate
 from mc_envs.agents.base import NEG_INF, SearchResult, Slot, StopCode
 from mc_envs.agents.common import count_playout, record
 from mc_envs.agents.nested.nmcs_parallel import moves_search
 from mc_envs.agents.ops import (
     bind_generic,
+    compiled_ops,
     copy_state,
     generic_policy,
-    ladder,
     legal,
     play,
     playout,
@@ -62,124 +63,130 @@ Knobs.__doc__ = """NMCS's settings: the playout policy (a kernel's code, or a ge
 whether the best sequence is memorised."""
 
 
-# A compiled template longer than 60 lines on purpose: it is instantiated once per game and
-# level (ops.ladder), and its loop state (the moves committed, the next candidate, the best
-# score, the tie counts) lives in locals numba keeps in registers; helpers would pass them
-# through memory at every candidate and add a specialisation each to compile.
-def _nmcs(level, d0, g, a, k, rng, sh):
-    """One level-``level`` search from ``g.states[level]``, whose moves from the root are path[:d0].
+# A compiled template longer than 60 lines on purpose: one loop runs every level, so that one
+# instance per game serves every level (numba's cache does not keep a recursive function, and an
+# instance per level made each level compile again all it calls); the current level's loop state
+# (the moves committed, the next candidate, the best score, the tie counts) lives in locals numba
+# keeps in registers, and goes to its row of frames/scores only when a child search starts.
+def _nmcs(top, d0, g, a, k, rng, sh):
+    """One level-``top`` search from ``g.states[top]``, whose moves from the root are path[:d0].
 
-    Leaves the best sequence from this node in ``a.seqs[level, :a.lens[level]]`` and returns its
-    score (without memorisation: the sequence actually played and its score).
+    Leaves the best sequence from this node in ``a.seqs[top, :a.lens[top]]`` and returns its score
+    (without memorisation: the sequence actually played and its score).
 
-    Resumable: when the search is stopped or asked to pause (``control[Slot.PAUSE]``) between two
-    candidate moves, it saves its loop state in ``a.frames[level]``/``a.scores[level]`` and
-    returns with ``frames[level, F_ACTIVE]`` still set; its parent then saves its own state the
-    same way. Called again (with the parent's ``states[level]`` as before), it replays its
-    committed moves and continues exactly where it stopped.
+    A level-``lv`` search (``lv`` >= 2) runs a level-``lv - 1`` search from ``g.states[lv - 1]``
+    for each candidate: the loop saves its level's state in ``a.frames[lv]``/``a.scores[lv]``
+    (``F_NEXT``: the candidate), goes down to the child, and when the child ends comes back up
+    to that state with the child's score. Resumable: when the search is stopped or asked to pause
+    (``control[Slot.PAUSE]``) between two candidate moves, every level under way keeps its state
+    there with ``frames[lv, F_ACTIVE]`` set; called again (with the same ``states[top]``), each
+    level replays its committed moves and continues exactly where it stopped.
     """
     states, ws, control = g.states, g.ws, sh.control
     moves, seqs, lens, path, frames, scores = a.moves, a.seqs, a.lens, a.path, a.frames, a.scores
-    if frames[level, F_ACTIVE] != 0:  # resume: rebuild this level's state from its moves
-        played = frames[level, F_PLAYED]
-        first = frames[level, F_NEXT]
-        ties = frames[level, F_TIES]
-        step_move = frames[level, F_STEP_MOVE]
-        step_ties = frames[level, F_STEP_TIES]
-        best = scores[level, S_BEST]
-        step_best = scores[level, S_STEP_BEST]
-        for j in range(played):
-            play(states, level, path[d0 + j], ws)
-    else:
-        frames[level, F_ACTIVE] = 1
-        played = 0
-        first = 0
-        ties = 0
-        step_move = 0
-        step_ties = 0
-        best = NEG_INF
-        step_best = NEG_INF
-    pause = False
+    lv, d = top, d0  # the level under way and its first move's index in path
+    enter, back = True, False  # a level's loop (re)starts; a child's search has just ended
+    played = first = ties = step_move = step_ties = n = 0
+    best = step_best = s = NEG_INF
     while True:
+        if enter:  # a level starts, or resumes: rebuild its state from its moves
+            enter = False
+            if frames[lv, F_ACTIVE] != 0:
+                played, first, ties = frames[lv, F_PLAYED], frames[lv, F_NEXT], frames[lv, F_TIES]
+                step_move, step_ties = frames[lv, F_STEP_MOVE], frames[lv, F_STEP_TIES]
+                best, step_best = scores[lv, S_BEST], scores[lv, S_STEP_BEST]
+                for j in range(played):
+                    play(states, lv, path[d + j], ws)
+            else:
+                frames[lv, F_ACTIVE] = 1
+                played = first = ties = step_move = step_ties = 0
+                best = step_best = NEG_INF
+            n = -1  # the step's legal moves are not listed yet
+        if back:  # candidate ``first`` scored ``s`` through the child's search
+            back = False
+            sub = seqs[lv - 1, : lens[lv - 1]]
+        else:
+            if n < 0:
+                if control[Slot.STOP] != StopCode.NONE or control[Slot.PAUSE] != 0:
+                    break  # ``first`` is 0 except on a resumed step, which continues at ``first``
+                n = legal(states, lv, ws, moves[lv])
+                if n > 0 and first == 0:
+                    step_best = NEG_INF
+                    step_move = moves[lv, 0]
+                    step_ties = 0
+            if n == 0:  # the level's game is over: its search ends
+                frames[lv, F_ACTIVE] = 0
+                if played == 0 or not k.memorize:
+                    lens[lv] = played
+                    best = score(states, lv)
+                    record(path, d + played, best, sh)
+                if lv == top:
+                    return best
+                s, lv = best, lv + 1  # back to the parent, at the candidate it was trying
+                played, first, ties = frames[lv, F_PLAYED], frames[lv, F_NEXT], frames[lv, F_TIES]
+                step_move, step_ties = frames[lv, F_STEP_MOVE], frames[lv, F_STEP_TIES]
+                best, step_best = scores[lv, S_BEST], scores[lv, S_STEP_BEST]
+                d -= played + 1
+                n = legal(states, lv, ws, moves[lv])  # the same list as before the child ran
+                back = True
+                continue
+            if first == n:  # every candidate tried: the step's move is played
+                first = 0
+                m = seqs[lv, played] if k.memorize else step_move
+                play(states, lv, m, ws)
+                path[d + played] = m
+                if not k.memorize:
+                    seqs[lv, played] = m
+                played += 1
+                n = -1
+                continue
+            m = moves[lv, first]
+            copy_state(states, lv - 1, lv)
+            play(states, lv - 1, m, ws)
+            path[d + played] = m
+            start = d + played + 1
+            if lv > 1:  # the child's search from the candidate's state: this level waits
+                frames[lv, F_PLAYED], frames[lv, F_NEXT], frames[lv, F_TIES] = played, first, ties
+                frames[lv, F_STEP_MOVE], frames[lv, F_STEP_TIES] = step_move, step_ties
+                scores[lv, S_BEST], scores[lv, S_STEP_BEST] = best, step_best
+                lv, d, enter = lv - 1, start, True
+                continue
+            n_sub = playout(states, 0, k.policy, rng, ws, path, start)
+            s = score(states, 0)
+            count_playout(control)
+            record(path, start + n_sub, s, sh)
+            sub = path[start : start + n_sub]
+        # Against the best sequence (memorised) or this step's best move: a tie is taken with
+        # probability 1 / (ties + 1), so that every tied candidate is equally likely.
+        m = moves[lv, first]
+        held, held_ties = (best, ties) if k.memorize else (step_best, step_ties)
+        take = s > held
+        if s == held:
+            held_ties += 1
+            take = rng_below(rng, held_ties + 1) == 0
+        elif take:
+            held_ties = 0
+        if k.memorize:
+            ties = held_ties
+            if take:
+                best = s
+                seqs[lv, played] = m
+                for j in range(len(sub)):  # not a slice assignment: see ops._copy_state
+                    seqs[lv, played + 1 + j] = sub[j]
+                lens[lv] = played + 1 + len(sub)
+        else:
+            step_ties = held_ties
+            if take:
+                step_best = s
+                step_move = m
+        first += 1
         if control[Slot.STOP] != StopCode.NONE or control[Slot.PAUSE] != 0:
-            pause = True  # ``first`` is 0 except on a resumed step, which continues at ``first``
             break
-        n = legal(states, level, ws, moves[level])
-        if n == 0:
-            break
-        if first == 0:
-            step_best = NEG_INF
-            step_move = moves[level, 0]
-            step_ties = 0
-        for i in range(first, n):
-            m = moves[level, i]
-            copy_state(states, level - 1, level)
-            play(states, level - 1, m, ws)
-            path[d0 + played] = m
-            start = d0 + played + 1
-            if level == 1:
-                n_sub = playout(states, 0, k.policy, rng, ws, path, start)
-                s = score(states, 0)
-                count_playout(control)
-                record(path, start + n_sub, s, sh)
-                sub = path[start : start + n_sub]
-            else:
-                s = _nmcs(level - 1, start, g, a, k, rng, sh)
-                if frames[level - 1, F_ACTIVE] != 0:  # the child paused: candidate i continues
-                    pause = True
-                    first = i
-                    break
-                sub = seqs[level - 1, : lens[level - 1]]
-            # Against the best sequence (memorised) or this step's best move: a tie is taken with
-            # probability 1 / (ties + 1), so that every tied candidate is equally likely.
-            held, held_ties = (best, ties) if k.memorize else (step_best, step_ties)
-            take = s > held
-            if s == held:
-                held_ties += 1
-                take = rng_below(rng, held_ties + 1) == 0
-            elif take:
-                held_ties = 0
-            if k.memorize:
-                ties = held_ties
-                if take:
-                    best = s
-                    seqs[level, played] = m
-                    for j in range(len(sub)):  # not a slice assignment: see ops._copy_state
-                        seqs[level, played + 1 + j] = sub[j]
-                    lens[level] = played + 1 + len(sub)
-            else:
-                step_ties = held_ties
-                if take:
-                    step_best = s
-                    step_move = m
-            if control[Slot.STOP] != StopCode.NONE or control[Slot.PAUSE] != 0:
-                pause = True
-                first = i + 1
-                break
-        if pause:
-            break
-        first = 0
-        m = seqs[level, played] if k.memorize else step_move
-        play(states, level, m, ws)
-        path[d0 + played] = m
-        if not k.memorize:
-            seqs[level, played] = m
-        played += 1
-    if pause:
-        frames[level, F_PLAYED] = played
-        frames[level, F_NEXT] = first
-        frames[level, F_TIES] = ties
-        frames[level, F_STEP_MOVE] = step_move
-        frames[level, F_STEP_TIES] = step_ties
-        scores[level, S_BEST] = best
-        scores[level, S_STEP_BEST] = step_best
-        return best
-    frames[level, F_ACTIVE] = 0
-    if played == 0 or not k.memorize:
-        lens[level] = played
-        best = score(states, level)
-        record(path, d0 + played, best, sh)
-    return best
+    # stopped or paused: this level's state kept (the levels above kept theirs on the way down)
+    frames[lv, F_PLAYED], frames[lv, F_NEXT], frames[lv, F_TIES] = played, first, ties
+    frames[lv, F_STEP_MOVE], frames[lv, F_STEP_TIES] = step_move, step_ties
+    scores[lv, S_BEST], scores[lv, S_STEP_BEST] = best, step_best
+    return scores[top, S_BEST]
 
 
 def _iterate(level, restarts, g, a, k, rng, sh):
@@ -216,18 +223,15 @@ def _iterate(level, restarts, g, a, k, rng, sh):
     return a.run_best[0]
 
 
-def _no_deeper(level, d0, g, a, k, rng, sh):
-    """Stands for the level below level 1, which is never searched (playouts are used instead)."""
-    return NEG_INF
-
-
 _generic = bind_generic(_iterate, _nmcs=bind_generic(_nmcs))
 _plain = bind_generic(_iterate, plain=True, _nmcs=bind_generic(_nmcs, plain=True))
 
 
 def compiled_entry(kernel: Any, level: int) -> Callable:
-    """The compiled NMCS of a kernel for one level (:func:`mc_envs.agents.ops.ladder`; made once)."""
-    return ladder(kernel, level, step=_nmcs, entry=_iterate, bottom=_no_deeper, name="_nmcs")
+    """The compiled NMCS of a kernel (made once): one entry point serves every ``level`` (the
+    search's first argument)."""
+    nmcs = instantiate(_nmcs, kernel.name, inline=True, **compiled_ops(kernel))
+    return instantiate(_iterate, kernel.name, **compiled_ops(kernel), _nmcs=nmcs)
 
 
 class NMCS(NestedAgent):
