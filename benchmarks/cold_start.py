@@ -198,12 +198,12 @@ def _tree_memory(pid: int, peak: dict[str, int], stop: threading.Event) -> None:
         peak["max"] = max([peak["max"], *(status.get(p, {}).get("VmHWM", 0) for p in tree)])
 
 
-def warmup_run(cache: str, levels: int) -> dict[str, Any]:
-    """``python -m mc_envs.agents.warmup LEVELS`` on ``cache``: seconds, entries, memory."""
+def warmup_run(cache: str) -> dict[str, Any]:
+    """``python -m mc_envs.agents.warmup`` on ``cache``: seconds, entries, memory."""
     env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mc_envs.agents.warmup", str(levels)],
+        [sys.executable, "-m", "mc_envs.agents.warmup"],
         env=env,
         cwd=str(ROOT),
         stdout=subprocess.PIPE,
@@ -232,12 +232,12 @@ def warmup_run(cache: str, levels: int) -> dict[str, Any]:
     }
 
 
-def warmup_case(levels: int) -> dict[str, Any]:
+def warmup_case() -> dict[str, Any]:
     """The warm-up on an empty cache, then again on the cache it filled."""
     with tempfile.TemporaryDirectory(prefix="mc-envs-cold-") as cache:
-        cold = warmup_run(cache, levels)
-        cached = warmup_run(cache, levels)
-    return {"group": "warmup", "levels": levels, "cold": cold, "cached": cached}
+        cold = warmup_run(cache)
+        cached = warmup_run(cache)
+    return {"group": "warmup", "cold": cold, "cached": cached}
 
 
 def cases(env_ids: list[str]) -> list[tuple[str, str, str]]:
@@ -348,7 +348,6 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--again", action="store_true", help="with --resume: measure the chosen cases again"
     )
-    parser.add_argument("--levels", type=int, default=2, help="the warm-up's levels")
     parser.add_argument("--steps", type=int, default=5000, help="later vector steps timed")
     parser.add_argument("--cap", type=float, default=60.0, help="vector stepping, seconds at most")
     parser.add_argument("--markdown", action="store_true", help="print the report's tables only")
@@ -373,7 +372,7 @@ def main(argv: list[str] | None = None) -> dict:
         if name in report["cases"] and not args.again:
             continue
         if kind == "warmup":
-            case = warmup_case(args.levels)
+            case = warmup_case()
         elif kind == "vector":
             case = vector_case(env_id, args.steps, args.cap)
         else:

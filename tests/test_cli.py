@@ -313,7 +313,7 @@ def test_solve_spreads_nmcs_top_level_moves_over_workers(tmp_path, capsys):
 def test_warmup_readies_every_registered_env(capsys):
     import mc_envs
 
-    assert main(["warmup", "--levels", "1"]) == 0
+    assert main(["warmup"]) == 0
     out = capsys.readouterr().out
     assert "numba cache:" in out
     for env_id in mc_envs.ENVS:
@@ -323,10 +323,10 @@ def test_warmup_readies_every_registered_env(capsys):
 def test_warmup_compiles_the_named_agents_made_for_a_game():
     from mc_envs.agents.warmup.work import entries, run_entry
 
-    go = [e for e in entries(1, ["mc_envs/Go-v0"]) if e.kind == "uct-go"]
+    go = [e for e in entries(["mc_envs/Go-v0"]) if e.kind == "uct-go"]
     assert [e.name for e in go] == ["Go-v0 uct-go"]
     run_entry(go[0], {})  # the preset's search (MoGo's playouts, RAVE, knowledge) runs
-    assert not [e for e in entries(1, ["mc_envs/ConnectFour-v0"]) if e.kind == "uct-go"]
+    assert not [e for e in entries(["mc_envs/ConnectFour-v0"]) if e.kind == "uct-go"]
 
 
 def test_solve_with_nrpa_variants_names_them_in_the_record_and_warm_starts(tmp_path):

@@ -261,30 +261,6 @@ def prior_op(kernel: Kernel, name: str, fn: Any = None) -> Any:
     return instantiate(_prior, f"{kernel.name}_{name}", k_prior=fn or kernel.priors[name])
 
 
-def ladder(
-    kernel: Kernel,
-    level: int,
-    *,
-    step: Any,
-    entry: Any,
-    bottom: Any,
-    name: str,
-    **bindings: Any,
-) -> Any:
-    """The compiled entry point of a nested search: ``entry`` over ``level`` instances of ``step``.
-
-    Numba's cache does not survive recursive functions called from other cached functions, so each
-    level of a nested search is its own instance of ``step`` whose global ``name`` (its recursive
-    call) is bound to the instance of the level below; ``bottom`` stands below level 1.
-    ``bindings`` (besides the kernel's collaborators) are bound in every instance.
-    """
-    ops = {**compiled_ops(kernel), **bindings}
-    below = instantiate(bottom, kernel.name)
-    for lv in range(1, level + 1):
-        below = instantiate(step, f"{kernel.name}_l{lv}", **ops, **{name: below})
-    return instantiate(entry, f"{kernel.name}_l{level}", **ops, **{name: below})
-
-
 def compiled_states(env: Any, slots: int) -> np.ndarray:
     """A store of ``slots`` states, every row a copy of the env's current state array."""
     return np.tile(env.unwrapped.state_view, (slots, 1))

@@ -25,11 +25,11 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     from mc_envs.agents.warmup import warm_here
 
     if args.address is None:
-        warm_here(args.levels, say=lambda text: print(text, flush=True))
+        warm_here(say=lambda text: print(text, flush=True))
         return 0
     from mc_envs.agents.parallel.pools import warm_cluster
 
-    for report in warm_cluster(args.address, warm_here, args.levels):
+    for report in warm_cluster(args.address, warm_here):
         print(report)
     return 0
 
@@ -116,7 +116,6 @@ def _add_verify_and_warmup(sub: Any) -> None:
     verify.set_defaults(func=cmd_verify)
 
     warmup = sub.add_parser("warmup", help="compile and cache the kernels and searches")
-    warmup.add_argument("--levels", type=NATURAL, default=2, help="NMCS and NRPA levels to compile")
     warmup.add_argument(
         "--address", help="a Ray cluster: compile on every node (each keeps its own cache)"
     )

@@ -22,7 +22,7 @@ from mc_envs.agents.warmup.work import Done, Entry, entries, run_entry
 __all__ = ["CHILDREN", "RSS_BOUND", "Done", "Entry", "entries", "run_entry", "warm", "warm_here"]
 
 
-def warm_here(levels: int = 2, say: Callable[[str], None] | None = None) -> str:
+def warm_here(say: Callable[[str], None] | None = None) -> str:
     """Compiles (or loads) every kernel and search into this machine's numba cache; returns what
     it did, one line per entry (name, seconds, compiled or cached) and one per env once all its
     entries are done, each also given to ``say`` as it comes. ``mc-envs warmup`` (and, on every
@@ -39,11 +39,11 @@ def warm_here(levels: int = 2, say: Callable[[str], None] | None = None) -> str:
     start = time.perf_counter()
     line(f"numba cache: {cache_dir()} (on {socket.gethostname()}; {CHILDREN} processes)")
     left: dict[str, list[str]] = {}
-    for entry in entries(levels):
+    for entry in entries():
         left.setdefault(entry.env_id, []).append(entry.name)
     seconds: dict[str, float] = {}
     peak = 0
-    for done in warm(levels):
+    for done in warm():
         what = (
             f"error: {done.error}"
             if done.error

@@ -1,4 +1,4 @@
-"""``python -m mc_envs.agents.warmup [LEVELS]``: the warm-up; ``--serve``: one of its children."""
+"""``python -m mc_envs.agents.warmup``: the warm-up; ``--serve``: one of its children."""
 
 import sys
 
@@ -8,4 +8,4 @@ from mc_envs.agents.warmup.work import serve
 if sys.argv[1:] == ["--serve"]:
     serve()
 else:
-    print(warm_here(int(sys.argv[1]) if len(sys.argv) > 1 else 2))
+    print(warm_here())

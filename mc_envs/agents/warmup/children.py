@@ -72,15 +72,13 @@ def _next(queues: dict[str, list[Entry]], child: Child, others: list[Child]) -> 
     return None
 
 
-def warm(
-    levels: int = 2, env_ids: list[str] | None = None, children: int = CHILDREN
-) -> Iterator[Done]:
+def warm(env_ids: list[str] | None = None, children: int = CHILDREN) -> Iterator[Done]:
     """Runs the warm-up's entries on ``children`` processes; yields each :class:`Done` as it
     comes. A child past :data:`RSS_BOUND` is replaced before its next entry."""
     import selectors
 
     queues: dict[str, list[Entry]] = {}
-    for entry in entries(levels, env_ids):
+    for entry in entries(env_ids):
         queues.setdefault(entry.env_id, []).append(entry)
     pool: list[Child] = []
     watch = selectors.DefaultSelector()

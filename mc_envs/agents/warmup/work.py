@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 class Entry(NamedTuple):
     """One piece of warm-up work: ``kind`` (``env``, ``nmcs``, ``nrpa``, ``uct``, ``puct``,
     ``search_batch``, ``vector``, or a named agent of :data:`GAME_PRESETS`) on ``env_id``, with
-    ``arg`` (a level, a thread count)."""
+    ``arg`` (a vector env's thread count)."""
 
     env_id: str
     kind: str
@@ -20,10 +20,9 @@ class Entry(NamedTuple):
 
     @property
     def name(self) -> str:
-        """How the warm-up names the entry, e.g. ``SameGame-v0 nmcs level 1``."""
+        """How the warm-up names the entry, e.g. ``SameGame-v0 vector threads 2``."""
         short = self.env_id.partition("/")[2]
-        label = {"nmcs": "level", "nrpa": "level", "vector": "threads"}.get(self.kind)
-        return f"{short} {self.kind}" + (f" {label} {self.arg}" if label else "")
+        return f"{short} {self.kind}" + (f" threads {self.arg}" if self.kind == "vector" else "")
 
 
 class Done(NamedTuple):
@@ -41,9 +40,10 @@ class Done(NamedTuple):
 GAME_PRESETS = {"mc_envs/Go-v0": ["uct-go"]}
 
 
-def entries(levels: int, env_ids: list[str] | None = None) -> list[Entry]:
+def entries(env_ids: list[str] | None = None) -> list[Entry]:
     """The warm-up's work for ``env_ids`` (default: every registered id), an env's entries
-    together: its single env first (its kernels), then the searches, then its vector env."""
+    together: its single env first (its kernels), then the searches, then its vector env. NMCS
+    and NRPA are one entry each: one compiled search serves every level."""
     from mc_envs.registry import ENVS, GAMES
 
     puzzles = {game.env_id for game in GAMES if game.players == 1}
@@ -51,8 +51,7 @@ def entries(levels: int, env_ids: list[str] | None = None) -> list[Entry]:
     for env_id in sorted(ENVS) if env_ids is None else env_ids:
         out.append(Entry(env_id, "env"))
         if env_id in puzzles:
-            out += [Entry(env_id, "nmcs", level) for level in range(levels + 1)]
-            out += [Entry(env_id, "nrpa", level) for level in range(1, levels + 1)]
+            out += [Entry(env_id, "nmcs"), Entry(env_id, "nrpa")]
         out += [Entry(env_id, "uct"), Entry(env_id, "puct")]
         out += [Entry(env_id, name) for name in GAME_PRESETS.get(env_id, [])]
         out += [Entry(env_id, "vector", 1), Entry(env_id, "vector", 2)]
@@ -77,9 +76,9 @@ def run_entry(entry: Entry, envs: dict[str, Any]) -> None:
         env.step(int(base.legal_actions()[0]))
         env.reset(seed=0)
     elif entry.kind == "nmcs":
-        NMCS(level=entry.arg).search(env, playouts=1)
+        NMCS(level=1).search(env, playouts=1)
     elif entry.kind == "nrpa":
-        NRPA(level=entry.arg).search(env, playouts=1)
+        NRPA(level=1).search(env, playouts=1)
     elif entry.kind in ("uct", "puct"):
         (UCT if entry.kind == "uct" else PUCT)().search(env, iterations=2)
     elif entry.kind in GAME_PRESETS.get(entry.env_id, []):
