@@ -151,12 +151,14 @@ def test_a_node_killed_mid_search_loses_neither_the_budget_nor_the_best(cluster)
     timer = _kill_later(cluster, node, 2.0)
     try:
         start = time.perf_counter()
-        result = agent.search(env, time_limit=5)
+        # 6 s left after the kill for the lost tasks' second run, which starts a worker process
+        # on the other node (3 s were too few once on this 2-core machine under the full suite)
+        result = agent.search(env, time_limit=8)
         elapsed = time.perf_counter() - start
     finally:
         timer.join()
         cluster.nodes.remove(node)
-    assert elapsed <= 5 + 1
+    assert elapsed <= 8 + 1
     assert result.score > 0 and replayed_score(env, result.actions) == result.score
     seen = result.extra["participation"]
     where = [
