@@ -89,14 +89,17 @@ def _nmcs(top, d0, g, a, k, rng, sh):
     played = first = ties = step_move = step_ties = n = 0
     best = step_best = s = NEG_INF
     while True:
-        if enter:  # a level starts, or resumes: rebuild its state from its moves
+        if enter:  # a level starts, resumes, or its child's search ended: its state from its row
             enter = False
             if frames[lv, F_ACTIVE] != 0:
                 played, first, ties = frames[lv, F_PLAYED], frames[lv, F_NEXT], frames[lv, F_TIES]
                 step_move, step_ties = frames[lv, F_STEP_MOVE], frames[lv, F_STEP_TIES]
                 best, step_best = scores[lv, S_BEST], scores[lv, S_STEP_BEST]
-                for j in range(played):
-                    play(states, lv, path[d + j], ws)
+                if back:  # states[lv] untouched by the child: only d goes back
+                    d -= played + 1
+                else:  # resumed: its committed moves replayed
+                    for j in range(played):
+                        play(states, lv, path[d + j], ws)
             else:
                 frames[lv, F_ACTIVE] = 1
                 played = first = ties = step_move = step_ties = 0
@@ -123,12 +126,7 @@ def _nmcs(top, d0, g, a, k, rng, sh):
                 if lv == top:
                     return best
                 s, lv = best, lv + 1  # back to the parent, at the candidate it was trying
-                played, first, ties = frames[lv, F_PLAYED], frames[lv, F_NEXT], frames[lv, F_TIES]
-                step_move, step_ties = frames[lv, F_STEP_MOVE], frames[lv, F_STEP_TIES]
-                best, step_best = scores[lv, S_BEST], scores[lv, S_STEP_BEST]
-                d -= played + 1
-                n = legal(states, lv, ws, moves[lv])  # the same list as before the child ran
-                back = True
+                enter = back = True
                 continue
             if first == n:  # every candidate tried: the step's move is played
                 first = 0
@@ -227,11 +225,13 @@ _generic = bind_generic(_iterate, _nmcs=bind_generic(_nmcs))
 _plain = bind_generic(_iterate, plain=True, _nmcs=bind_generic(_nmcs, plain=True))
 
 
-def compiled_entry(kernel: Any, level: int) -> Callable:
-    """The compiled NMCS of a kernel (made once): one entry point serves every ``level`` (the
+def compiled_entry(kernel: Any) -> Callable:
+    """The compiled NMCS of a kernel (made once): one entry point serves every level (the
     search's first argument)."""
-    nmcs = instantiate(_nmcs, kernel.name, inline=True, **compiled_ops(kernel))
-    return instantiate(_iterate, kernel.name, **compiled_ops(kernel), _nmcs=nmcs)
+    ops = compiled_ops(kernel)
+    return instantiate(
+        _iterate, kernel.name, **ops, _nmcs=instantiate(_nmcs, kernel.name, inline=True, **ops)
+    )
 
 
 class NMCS(NestedAgent):
@@ -339,7 +339,7 @@ class _Program:
 
     def entries(self) -> list[Any]:
         """The compiled entry points (for :mod:`mc_envs.agents.compile_ahead`)."""
-        return [compiled_entry(self.base.kernel, self.agent.level)]
+        return [compiled_entry(self.base.kernel)]
 
     def bind(self, fast: bool, plain: bool = False) -> None:
         """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers

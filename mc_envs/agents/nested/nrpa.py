@@ -210,7 +210,7 @@ class _Program:
 
     def entries(self) -> list[Any]:
         """The compiled entry points (for :mod:`mc_envs.agents.compile_ahead`)."""
-        return list(compiled_entry(self.base.kernel, self.agent.level))
+        return list(compiled_entry(self.base.kernel))
 
     def bind(self, fast: bool, plain: bool = False) -> None:
         """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
@@ -219,7 +219,7 @@ class _Program:
         state from its moves."""
         self.g = self.runner.game(2, fast)
         if fast:
-            self.fn, self.adapt_fn = compiled_entry(self.base.kernel, self.agent.level)
+            self.fn, self.adapt_fn = compiled_entry(self.base.kernel)
         elif plain:
             quick = compiled_steps(self.steps, self.runner.standin)
             self.fn, self.adapt_fn = QUICK if quick else PLAIN

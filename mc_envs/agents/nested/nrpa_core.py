@@ -438,11 +438,10 @@ QUICK = _generic_entry(True, STEPS)
 """The stand-in with :data:`STEPS` compiled (compiling them, 1 to 2 s, when the cache lacks them)."""
 
 
-def compiled_entry(kernel: Any, level: int) -> tuple[Callable, Callable]:
+def compiled_entry(kernel: Any) -> tuple[Callable, Callable]:
     """The compiled NRPA of a kernel, and its compiled adaptation (made once:
-    :func:`~mc_envs._numba.instantiate`'s memo). One entry point serves every ``level`` (the
-    search's first argument): compiled once, each caller compiles again every function it calls,
-    and a level per instance had made a level-2 search compile three more."""
+    :func:`~mc_envs._numba.instantiate`'s memo). One entry point serves every level (the
+    search's first argument)."""
     ops = compiled_ops(kernel)
     terms = instantiate(_terms, kernel.name, **ops)
     rollout = instantiate(_rollout, kernel.name, **ops, _terms=terms)
