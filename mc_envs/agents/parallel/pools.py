@@ -326,17 +326,24 @@ class RayPool:
         ).remote()
         self.env = self.ray.put(env)
         self.pending: dict[int, Any] = {}
+        self._drain: Any = None  # the board's answer still awaited: read at a later poll
 
     def submit(self, task: Any, budgets: dict, index: int) -> None:
         self.pending[index] = self._task.remote(task, self.env, budgets, index, self.board)
 
     def poll(self, timeout: float) -> tuple[list[Message], dict[int, Outcome]]:
         refs = list(self.pending.values())
+        if self._drain is None:
+            self._drain = self.board.drain.remote()
         if refs:  # returns as soon as a task ends: a round waits no longer than its tasks
             self.ray.wait(refs, num_returns=1, timeout=timeout)
         else:
             time.sleep(timeout)
-        messages = self.ray.get(self.board.drain.remote())
+        # The board's messages if it has answered: a board slow to start (its actor's process,
+        # on a busy machine: seconds) must not hold the search past its time limit.
+        messages: list[Message] = []
+        if self.ray.wait([self._drain], timeout=0)[0]:
+            messages, self._drain = self.ray.get(self._drain), None
         finished: dict[int, Outcome] = {}
         ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0) if refs else ([], [])
         for index, ref in list(self.pending.items()):
