@@ -276,7 +276,7 @@ def line(name: str, case: dict[str, Any]) -> str:
             if peer.get("first_step_s")
             else ""
         )
-        runs = len(cold.get("first_step_runs", [])) or 1
+        runs = len(cold.get("first_step_runs", [1]))
         median = f" (median of {runs} runs, alternating with pgx's)" if runs > 1 else ""
         return (
             f"{name:<34} {cold['first_step_s']:7.2f} s first step{median}{ratio}, worst later step "
