@@ -129,7 +129,9 @@ def _start_workers_on(node, agent, env):
     still waiting for a worker process when its node dies is only moved elsewhere by Ray."""
     assert node.node_id
     for _ in range(5):
-        result = agent.search(env, playouts=80000)
+        # Long enough tasks (seconds) for the node's worker to start and report on its task
+        # before the caller's copy of it, which starts at once, finishes first.
+        result = agent.search(env, playouts=300000)
         if any(
             str(w.get("node", "")).startswith(node.node_id[:8]) for w in result.extra["workers"]
         ):
