@@ -230,6 +230,25 @@ def test_the_empty_board_passed_out_is_white_s_by_komi() -> None:
     assert "White wins" in env._ansi()
 
 
+@pytest.mark.parametrize("size", [5, 9, 13, 19])
+def test_the_kernel_s_area_counts_the_owned_points_and_leaves_the_state_as_it_was(size) -> None:
+    from mc_envs.games.go_area import owners
+
+    env = gym.make("mc_envs/Go-v0", size=size).unwrapped
+    rng = np.random.default_rng(size)
+    for game in range(8):
+        env.reset(seed=game)
+        for _ in range(int(rng.integers(0, 2 * size * size))):
+            legal = env.legal_actions()
+            if len(legal) == 0:
+                break
+            env.step(int(rng.choice(legal)))
+        before = env._state.copy()
+        own = owners(env.board)
+        assert layout.area(env._state) == ((own == 1).sum(), (own == 2).sum())
+        assert np.array_equal(env._state, before)
+
+
 # -- the observation -----------------------------------------------------------------------------
 
 
