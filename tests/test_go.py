@@ -249,6 +249,17 @@ def test_the_kernel_s_area_counts_the_owned_points_and_leaves_the_state_as_it_wa
         assert np.array_equal(env._state, before)
 
 
+def test_a_read_only_ended_position_is_checked_without_writing_to_it() -> None:
+    env = gym.make("mc_envs/Go-v0", size=5).unwrapped
+    env.reset()
+    env.step(25)
+    env.step(25)  # two passes: the check scores the position with the kernel's area()
+    data = env._state.copy()
+    data.flags.writeable = False
+    check_state(data, env._config)
+    assert np.array_equal(data, env._state)
+
+
 # -- the observation -----------------------------------------------------------------------------
 
 
