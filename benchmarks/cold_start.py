@@ -13,7 +13,9 @@ the process's start (imports included) to the first result:
   ``PUCT.search_batch`` over 8 sub-envs, 100 simulations) (target 5 s).
 - ``<Id> vector``: :mod:`benchmarks.vector_cold` (N = 1,024; target: pgx's first step, and no
   later step over 100 ms), where that module is present; ``--repeat K`` runs ours and pgx's K
-  times each, alternately, and compares the medians of their first steps.
+  times each, alternately, and compares the medians of their first steps. For the env and
+  search cases, ``--repeat K`` makes K cold runs, each on its own empty cache, and reports the
+  median one.
 - ``warmup``: ``python -m mc_envs.agents.warmup`` on an empty cache, then on the cache it filled:
   total seconds, each entry's seconds cold and cached, peak resident memory (target 120 s, 1 GB).
 
@@ -129,17 +131,22 @@ def child(code: str, cache: str, timeout: float = 900.0, ahead: bool = True) -> 
     return run_code(code, cache, timeout, MC_ENVS_COMPILE_AHEAD="1" if ahead else "0")
 
 
-def first_result(env_id: str, kind: str) -> dict[str, Any]:
+def first_result(env_id: str, kind: str, repeat: int = 1) -> dict[str, Any]:
     """A case of the ``env`` or ``search`` group: cold, then cached, and pgx's where it has
-    the game (single env only)."""
+    the game (single env only). With ``repeat`` > 1 the cold run is made that many times, each
+    on its own empty cache: ``cold`` is the run of the median first result (the lower middle
+    one of an even count), and ``cold["first_s_runs"]`` lists every run's."""
     agents = (
         "" if kind == "env" else "from mc_envs.agents import NMCS, NRPA, PUCT, UCT, compile_ahead"
     )
     code = _OURS.replace("AGENTS", agents).replace("PROBE", _PROBE).replace("CALL", CALLS[kind])
     code = code.replace("ID", repr(env_id))
-    with tempfile.TemporaryDirectory(prefix="mc-envs-cold-") as cache:
-        cold = child(code, cache)
-        cached = child(code, cache)
+    runs = []
+    for _ in range(max(repeat, 1)):
+        with tempfile.TemporaryDirectory(prefix="mc-envs-cold-") as cache:
+            runs.append(child(code, cache))
+            cached = child(code, cache)  # the last cache's
+    cold = median_run(runs)
     with tempfile.TemporaryDirectory(prefix="mc-envs-cold-") as cache:
         compiled = child(code, cache, ahead=False)
     short = env_id.partition("/")[2]
@@ -149,7 +156,9 @@ def first_result(env_id: str, kind: str) -> dict[str, Any]:
     group = "env" if kind == "env" else "search"
     same = None  # an env's first step; a search's result, search_batch's root visits
     if kind != "env":
-        same = cold.get("result") == compiled.get("result") is not None
+        same = compiled.get("result") is not None and all(
+            run.get("result") == compiled["result"] for run in runs
+        )
     return {
         "group": group,
         "call": CALLS[kind],
@@ -159,6 +168,17 @@ def first_result(env_id: str, kind: str) -> dict[str, Any]:
         "same_result": same,  # a search's first result, cold, as the compiled search's
         "pgx": peer,
     }
+
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of the median ``first_s`` (the lower middle one of an even count; a failed run
+    counts as the slowest), with ``first_s_runs``, every run's in order (None: failed), where
+    there are several."""
+    ranked = sorted(runs, key=lambda run: run.get("first_s", float("inf")))
+    middle = dict(ranked[(len(ranked) - 1) // 2])
+    if len(runs) > 1:
+        middle["first_s_runs"] = [run.get("first_s") for run in runs]
+    return middle
 
 
 def vector_case(env_id: str, steps: int, cap: float, repeat: int = 1) -> dict[str, Any]:
@@ -286,9 +306,11 @@ def line(name: str, case: dict[str, Any]) -> str:
     pgx = f"  pgx {peer['first_s']:.2f} s" if "first_s" in peer else ""
     top = ", ".join(f"{n} {s:.1f}" for n, s in cold["top"][:3])
     compiled = (case.get("compiled") or {}).get("first_s", float("nan"))
+    runs = cold.get("first_s_runs")
+    median = f", median of {len(runs)} runs" if runs else ""
     return (
         f"{name:<34} {cold['first_s']:7.2f} s cold ({cold['first_s'] / target:.2f}x the {target:g} s target;"
-        f" {_how(case['group'], cold)}), {compiled:.2f} s compiled first,"
+        f" {_how(case['group'], cold)}{median}), {compiled:.2f} s compiled first,"
         f" {cached.get('first_s', float('nan')):.2f} s cached; compiled in the process"
         f" {cold['compile_cpu_s']:.1f} CPU s ({top}){pgx}"
     )
@@ -318,8 +340,10 @@ def markdown(report: dict) -> str:
             continue
         cold, peer = case["cold"], (case.get("pgx") or {}).get("first_s")
         compiled = (case.get("compiled") or {}).get("first_s")
+        runs = cold.get("first_s_runs")
+        median = f" (median of {len(runs)})" if runs else ""
         rows.append(
-            f"| `{name}` | {cold['first_s']:.2f} s | {_how(case['group'], cold)} | "
+            f"| `{name}` | {cold['first_s']:.2f} s{median} | {_how(case['group'], cold)} | "
             + ("-" if compiled is None else f"{compiled:.2f} s")
             + f" | {_seconds(case['cached'].get('first_s'))} | {TARGET[case['group']]:g} s | "
             + _seconds(peer)
@@ -353,7 +377,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--steps", type=int, default=5000, help="later vector steps timed")
     parser.add_argument("--cap", type=float, default=60.0, help="vector stepping, seconds at most")
     parser.add_argument(
-        "--repeat", type=int, default=1, help="vector cases: runs of ours and pgx's, alternately"
+        "--repeat",
+        type=int,
+        default=1,
+        help="cold runs of each case, the median reported (vector cases: ours and pgx's, alternately)",
     )
     parser.add_argument("--markdown", action="store_true", help="print the report's tables only")
     args = parser.parse_args(argv)
@@ -381,7 +408,7 @@ def main(argv: list[str] | None = None) -> dict:
         elif kind == "vector":
             case = vector_case(env_id, args.steps, args.cap, args.repeat)
         else:
-            case = first_result(env_id, kind)
+            case = first_result(env_id, kind, args.repeat)
         report["cases"][name] = {**case, "commit": report["commit"], "date": report["date"]}
         save_report(out, report)
         print(line(name, case), flush=True)

@@ -370,8 +370,9 @@ def _cold_start_rows(report):
                 how = "generic path"
             else:  # a single env's kernels, or a batched search's, run as Python meanwhile
                 how = "interpreted" if cold["interpreted"] else "compiled"
+            median = f" (median of {len(cold['first_s_runs'])})" if "first_s_runs" in cold else ""
             rows.append(
-                f"| `{name}` | {cold['first_s']:.2f} s | {how} | {seconds(case['compiled'])} | "
+                f"| `{name}` | {cold['first_s']:.2f} s{median} | {how} | {seconds(case['compiled'])} | "
                 f"{seconds(case['cached'])} |"
             )
     warmup = report["cases"].get("warmup")

@@ -48,3 +48,35 @@ def test_a_failed_run_is_reported_rather_than_left_out_of_the_median(module, mon
     monkeypatch.setitem(side_by_side.__globals__, "vector_cold", lambda *a, **k: next(runs))
     mine, peer = side_by_side("mc_envs/SameGame-v0", repeat=2, steps=5, cap=1.0)
     assert mine == {"error": "exit code 1"} and peer is None  # (pgx has no SameGame)
+
+
+def test_cold_start_reports_the_median_of_repeated_cold_runs_each_on_an_empty_cache(monkeypatch):
+    cold_start = runpy.run_path(str(SCRIPT.parent / "cold_start.py"))
+    firsts = iter([4.0, 9.0, 3.0])  # the cold runs' first results
+    caches = []
+
+    def child(code, cache, timeout=900.0, ahead=True):
+        if not ahead:  # the fully compiled run, on its own cache
+            return {"first_s": 20.0, "result": [1.0, [0]]}
+        if cache in caches:  # the second run on a cache: the cached one
+            return {"first_s": 0.1, "result": [1.0, [0]]}
+        caches.append(cache)
+        first = next(firsts)
+        run = {"first_s": first, "cpu_s": first + 0.5, "result": [1.0, [0]], "top": []}
+        return {**run, "compile_cpu_s": 0.0, "stood_in": True}
+
+    monkeypatch.setitem(cold_start["first_result"].__globals__, "child", child)
+    case = cold_start["first_result"]("mc_envs/LeftMove-v0", "nmcs", repeat=3)
+    assert len(set(caches)) == 3  # each cold run on its own empty cache
+    assert case["cold"]["first_s"] == 4.0 and case["cold"]["cpu_s"] == 4.5  # the median run, whole
+    assert case["cold"]["first_s_runs"] == [4.0, 9.0, 3.0]
+    assert case["cached"]["first_s"] == 0.1 and case["same_result"] is True
+    assert "median of 3 runs" in cold_start["line"]("LeftMove-v0 nmcs", {**case, "pgx": None})
+
+
+def test_a_failed_cold_run_counts_as_the_slowest():
+    cold_start = runpy.run_path(str(SCRIPT.parent / "cold_start.py"))
+    runs = [{"first_s": 5.0}, {"error": "killed"}, {"first_s": 6.0}, {"first_s": 2.0}]
+    middle = cold_start["median_run"](runs)
+    assert middle["first_s"] == 5.0 and middle["first_s_runs"] == [5.0, None, 6.0, 2.0]
+    assert "first_s_runs" not in cold_start["median_run"]([{"first_s": 1.0}])
