@@ -234,3 +234,20 @@ def test_the_wheel_in_a_fresh_venv_passes_the_smoke_suite_beside_a_users_agents_
     outcome = runner.run_smoke(sys.executable, built.wheel, deps_from=deps, timeout=600)
     assert outcome.returncode == 0, outcome.output[-8000:]
     assert f"smoke: {len(smoke.CHECKS)} passed, 0 failed" in outcome.output.splitlines()
+
+
+def test_the_smoke_run_kills_the_processes_it_left_in_its_folder_and_no_other(tmp_path):
+    """A compiling child of the smoke script starts its own session: the script's process group
+    ends without it, and it would still be writing into the folder the run removes."""
+    runner = _load(ROOT / "tests" / "smoke" / "run_smoke.py")
+    sleep = [sys.executable, "-c", "import sys, time; time.sleep(60)"]
+    inside = subprocess.Popen([*sleep, str(tmp_path / "numba-cache")], start_new_session=True)
+    outside = subprocess.Popen([*sleep, "elsewhere"], start_new_session=True)
+    try:
+        killed = runner.kill_leftovers(tmp_path)
+        assert inside.wait(timeout=10) == -9 and killed == [inside.pid]
+        assert outside.poll() is None
+    finally:
+        for process in (inside, outside):
+            process.kill()
+            process.wait()

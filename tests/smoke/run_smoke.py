@@ -74,6 +74,42 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def kill_leftovers(root: Path, wait: float = 10.0) -> list[int]:
+    """Kills every process whose command line names a path under ``root`` (the venv's python:
+    a compiling child that mc_envs started in its own session, which outlives the smoke script
+    and its process group and would still be writing into the numba cache while ``root`` is
+    removed); waits ``wait`` seconds at most for them to end. Linux (``/proc``) only. Returns
+    their pids."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    prefix, killed = str(root), []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone, or not ours to read
+        if any(arg.decode(errors="replace").startswith(prefix) for arg in args):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+    end = time.monotonic() + wait
+    while time.monotonic() < end and any(_alive(pid) for pid in killed):
+        time.sleep(0.05)
+    return killed
+
+
+def _alive(pid: int) -> bool:
+    # a killed child of this process is a zombie until reaped: count it as ended
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
 def _version_of(python: str) -> str | None:
     """``"3.10"`` for a working interpreter, None when it does not run (a pyenv shim of another
     version, a broken link)."""
@@ -154,7 +190,8 @@ def run_smoke(
         timeout: seconds for the smoke script (it is killed then, with all it started).
 
     Returns:
-        The outcome; the venv and everything the run wrote are removed.
+        The outcome; the venv and everything the run wrote are removed, after the processes the
+        script left running there (its compiling children) are killed (:func:`kill_leftovers`).
     """
     seconds: dict[str, float] = {}
     log: list[str] = []
@@ -194,10 +231,13 @@ def run_smoke(
         else:
             install = [vpy, "-m", "pip", "install", "--quiet", f"{wheel}[render]"]
         ok = ok and stage("install", install, INSTALL_TIMEOUT, env=env)
-        if ok:
-            folder = _user_folder(Path(tmp) / "project")
-            command = [vpy, SMOKE.name]
-            ok = stage("smoke", command, timeout, env=env, cwd=folder)
+        try:
+            if ok:
+                folder = _user_folder(Path(tmp) / "project")
+                command = [vpy, SMOKE.name]
+                ok = stage("smoke", command, timeout, env=env, cwd=folder)
+        finally:
+            kill_leftovers(Path(tmp))
         return Outcome(python, 0 if ok else 1, "\n".join(log), seconds)
 
 
