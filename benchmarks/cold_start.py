@@ -141,11 +141,12 @@ def first_result(env_id: str, kind: str, repeat: int = 1) -> dict[str, Any]:
     )
     code = _OURS.replace("AGENTS", agents).replace("PROBE", _PROBE).replace("CALL", CALLS[kind])
     code = code.replace("ID", repr(env_id))
-    runs = []
-    for _ in range(max(repeat, 1)):
+    runs, repeat = [], max(repeat, 1)
+    for k in range(repeat):
         with tempfile.TemporaryDirectory(prefix="mc-envs-cold-") as cache:
             runs.append(child(code, cache))
-            cached = child(code, cache)  # the last cache's
+            if k == repeat - 1:  # the cached run, on the last cold run's cache
+                cached = child(code, cache)
     cold = median_run(runs)
     with tempfile.TemporaryDirectory(prefix="mc-envs-cold-") as cache:
         compiled = child(code, cache, ahead=False)
