@@ -309,6 +309,7 @@ def test_solve_spreads_nmcs_top_level_moves_over_workers(tmp_path, capsys):
     assert "--algo nrpa: parallel must be one of" in capsys.readouterr().err
 
 
+@pytest.mark.last  # what the other tests compiled, it loads
 @pytest.mark.timeout(900)  # compiles every kernel, search and vector step from a cold cache
 def test_warmup_readies_every_registered_env(capsys):
     import mc_envs

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import copy
 import pickle
+import tempfile
 import warnings
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -266,10 +268,13 @@ def test_maskless_ppo_and_dqn_train_through_illegal_actions(env_id) -> None:
     def make():
         return Monitor(gym.wrappers.FlattenObservation(gym.make(env_id)))
 
+    temporary = set(Path(tempfile.gettempdir()).glob("SB3-*"))
     ppo = PPO("MlpPolicy", make(), n_steps=64, batch_size=32, n_epochs=1, seed=0)
     ppo.learn(total_timesteps=64)
     dqn = DQN("MlpPolicy", make(), learning_starts=32, buffer_size=200, seed=0)
     dqn.learn(total_timesteps=64)
+    # the suite's SB3_LOGDIR (tests/conftest.py): no folder left in the temporary directory
+    assert set(Path(tempfile.gettempdir()).glob("SB3-*")) == temporary
     # A random policy over the whole space hits illegal actions: episodes end instead of raising.
     episodes = ppo.env.envs[0].get_episode_lengths() + dqn.env.envs[0].get_episode_lengths()
     assert len(episodes) > 1 and min(episodes) >= 1
