@@ -6,8 +6,9 @@ restores the state into a fresh env and, if it is accepted, plays it to the end 
 per case: ``{"refused": message}`` or ``{"played": moves}``. A crash or a hang of the compiled code
 kills or stalls this process, which the parent reports as a failure.
 
-With ``--playouts`` instead, plays one random compiled playout of every registered id from its
-reset state (run under ``NUMBA_BOUNDSCHECK=1`` by the parent) and prints the ids done.
+With ``--playouts [K N]`` instead, plays one random compiled playout of every registered id (or
+of every N-th one from the K-th, in sorted order) from its reset state (run under
+``NUMBA_BOUNDSCHECK=1`` by the parent) and prints the ids done.
 """
 
 import json
@@ -43,8 +44,8 @@ def play_case(case: dict) -> dict:
     return {"played": moves}
 
 
-def playouts() -> None:
-    for env_id in sorted(mc_envs.ENVS):
+def playouts(first: int = 0, every: int = 1) -> None:
+    for env_id in sorted(mc_envs.ENVS)[first::every]:
         env = gym.make(env_id).unwrapped
         env.reset(seed=1)
         kernel = env.kernel
@@ -60,8 +61,8 @@ def playouts() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--playouts"]:
-        playouts()
+    if sys.argv[1:2] == ["--playouts"]:
+        playouts(*map(int, sys.argv[2:4]))
     else:
         for case in json.load(sys.stdin):
             print(json.dumps(play_case(case)), flush=True)

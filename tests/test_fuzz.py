@@ -300,13 +300,25 @@ def test_random_playouts_under_numba_bounds_checking(tmp_path):
         "NUMBA_BOUNDSCHECK": "1",
         "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
     }
-    proc = subprocess.run(
-        [sys.executable, str(HERE / "fuzz_child.py"), "--playouts"],
-        capture_output=True,
-        text=True,
-        timeout=540,
-        env=env,
-    )
-    assert proc.returncode == 0 and "IndexError" not in proc.stderr, proc.stderr[-2000:]
-    done = {json.loads(line)["env_id"] for line in proc.stdout.splitlines()}
-    assert done == set(mc_envs.ENVS)
+    # two children, every other id each: the ids' kernels compile on both cores
+    children = [
+        subprocess.Popen(
+            [sys.executable, str(HERE / "fuzz_child.py"), "--playouts", str(k), "2"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for k in range(2)
+    ]
+    done: list[str] = []
+    try:
+        for child in children:
+            out, err = child.communicate(timeout=540)
+            assert child.returncode == 0 and "IndexError" not in err, err[-2000:]
+            done += [json.loads(line)["env_id"] for line in out.splitlines()]
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()
+    assert sorted(done) == sorted(mc_envs.ENVS)
