@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -265,6 +266,7 @@ OUTPUTS = {
 @pytest.mark.parametrize("block", list(_blocks()))
 def test_the_guides_examples_run(block, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the examples' mkdtemp() folders
     for long, short in SHORTER.items():
         block = block.replace(long, short)
     exec(compile(block, "docs", "exec"), {"__name__": "docs_example"})
