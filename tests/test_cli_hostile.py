@@ -179,12 +179,11 @@ def test_a_failed_final_write_saves_the_record_elsewhere(tmp_path, capsys, monke
         real(path, rec)
 
     monkeypatch.setattr(records, "write_record", failing)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temporary"))  # not the system's
-    (tmp_path / "temporary").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # not the system's
     assert main([*QUICK, "--out", str(out)]) == 1
     err = one_line_error(capsys)
     assert "No space left on device" in err and "record saved to" in err
     fallback = err.split("record saved to ")[1].split(" (")[0]
-    assert Path(fallback).parent == tmp_path / "temporary"
+    assert Path(fallback).parent == tmp_path
     monkeypatch.setattr(records, "write_record", real)
     assert main(["verify", fallback]) == 0

@@ -102,7 +102,8 @@ def kill_leftovers(root: Path, wait: float = 10.0) -> list[int]:
 
 
 def _alive(pid: int) -> bool:
-    # a killed child of this process is a zombie until reaped: count it as ended
+    # a killed child of this process is a zombie until reaped: count it as ended. The test of
+    # mc_envs.spawning._ended, which this script cannot import: it runs on a bare python3.
     try:
         with open(f"/proc/{pid}/stat") as stat:
             return stat.read().rpartition(")")[2].split()[0] not in ("Z", "X")
