@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,12 +33,16 @@ class Cluster:
     """Nodes started with ``ray start --block`` under ``tmp``.
 
     Args:
-        tmp: a directory for the nodes' logs, sockets and numba cache.
+        tmp: a directory for the nodes' logs and numba cache (Ray's own files and sockets go to
+            a short folder of the system's temporary directory, removed by :meth:`stop`).
         cache: the nodes' ``NUMBA_CACHE_DIR`` (default: ``tmp/numba``, a cold cache).
     """
 
     def __init__(self, tmp: Path, cache: Path | None = None) -> None:
         self.tmp = Path(tmp)
+        # Ray's sockets live under its temp dir, and a socket's path may not exceed 107 bytes:
+        # pytest's folders (deeper under pytest-xdist) can be too long for it.
+        self.ray_dir = Path(tempfile.mkdtemp(prefix="mc-envs-ray-"))
         self.nodes: list[subprocess.Popen] = []
         self.address = ""
         self.env = {
@@ -76,7 +82,7 @@ class Cluster:
                 f"--num-cpus={cpus}",
                 "--include-dashboard=false",
                 "--disable-usage-stats",
-                f"--temp-dir={self.tmp / 'ray'}",
+                f"--temp-dir={self.ray_dir}",
                 "--node-ip-address=127.0.0.1",
             ],
             "head",
@@ -159,3 +165,4 @@ class Cluster:
         for node in reversed(self.nodes):
             self.kill_node(node)
         self.nodes.clear()
+        shutil.rmtree(self.ray_dir, ignore_errors=True)
