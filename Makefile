@@ -51,14 +51,19 @@ docs: $(STAMP)
 	$(SPHINX)
 	@echo "docs/_build/html/index.html"
 
-# The docs build first (a broken page fails here); tests/test_docs.py then checks that build.
+# The docs build first (a broken page fails here); tests/test_docs.py then checks that build. The
+# suite runs on TEST_WORKERS pytest-xdist workers, each test file on one, then the tests marked
+# serial alone (tests/conftest.py).
+TEST_WORKERS ?= 2
+PYTEST := MC_ENVS_DOCS_HTML=docs/_build/html SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(PY) -m pytest -q
+
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(SPHINX)
 	$(MAKE) --no-print-directory smoke
-	MC_ENVS_DOCS_HTML=docs/_build/html SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy \
-		$(PY) -m pytest -q --durations=20 tests
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=20 tests
+	$(PYTEST) -m serial --durations=5 tests
 
 # The release files: sdist and wheel in dist/ (python -m build), checked by twine.
 dist: $(STAMP)

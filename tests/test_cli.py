@@ -309,18 +309,6 @@ def test_solve_spreads_nmcs_top_level_moves_over_workers(tmp_path, capsys):
     assert "--algo nrpa: parallel must be one of" in capsys.readouterr().err
 
 
-@pytest.mark.last  # what the other tests compiled, it loads
-@pytest.mark.timeout(900)  # compiles every kernel, search and vector step from a cold cache
-def test_warmup_readies_every_registered_env(capsys):
-    import mc_envs
-
-    assert main(["warmup"]) == 0
-    out = capsys.readouterr().out
-    assert "numba cache:" in out
-    for env_id in mc_envs.ENVS:
-        assert f"{env_id}: ready in" in out
-
-
 def test_warmup_compiles_the_named_agents_made_for_a_game():
     from mc_envs.agents.warmup.work import entries, run_entry
 

@@ -26,6 +26,8 @@ from ray_cluster import ROOT, Cluster
 from mc_envs.agents import NMCS, NRPA
 
 ray = pytest.importorskip("ray")
+# Every test holds a time limit, on a cluster that wants the machine's cores.
+pytestmark = pytest.mark.serial
 
 
 @pytest.fixture(scope="module")

@@ -157,6 +157,8 @@ def test_an_nrpa_policy_portfolio_gives_each_worker_its_policy():
         NRPA(level=2, policy=("tabu", "random"), workers=2, parallel="distributed")
 
 
+# Serial: the fallback is judged on how many workers' worth the machine gives the rounds.
+@pytest.mark.serial
 @pytest.mark.parametrize("scheme", ["distributed", "moves"])
 def test_rounds_that_keep_too_few_workers_busy_give_way_to_root_parallelism(scheme, monkeypatch):
     import mc_envs.agents.parallel.root
