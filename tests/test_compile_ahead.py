@@ -66,6 +66,10 @@ COLD = textwrap.dedent(
 )
 
 
+# Serial: the second call must play ten times the first's playouts in the same time; under
+# pytest-xdist the other worker's load fell on one call and not the other (900 against 97, one
+# run of six). Its time limits hold on a busy machine (20 runs of 20 under load, issue 41).
+@pytest.mark.serial
 def test_a_cold_search_keeps_its_time_limit_and_the_next_one_is_compiled(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "MC_ENVS_COMPILE_AHEAD": "1"}
     done = subprocess.run(
