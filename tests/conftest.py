@@ -49,27 +49,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     throughput judged on the clock): a pytest-xdist worker leaves them out, and the summary
     says so. ``make test`` runs the others on two workers, then these alone."""
     if hasattr(config, "workerinput"):
-        serial = [item for item in items if item.get_closest_marker("serial")]
+        kept, serial = [], []
+        for item in items:
+            (serial if item.get_closest_marker("serial") else kept).append(item)
         if serial:
-            items[:] = [item for item in items if not item.get_closest_marker("serial")]
+            items[:] = kept
             config.hook.pytest_deselected(items=serial)
             config.workeroutput["serial_left_out"] = len(serial)  # type: ignore[attr-defined]
     items.sort(key=lambda item: item.get_closest_marker("last") is not None)
 
 
-_serial_left_out: list[int] = []
+_serial_left_out = [0]  # as every worker reports it (they all collect the same tests)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error) -> None:
-    """pytest-xdist: a worker has ended (every worker collects the same tests)."""
-    _serial_left_out.append(getattr(node, "workeroutput", {}).get("serial_left_out", 0))
+    """pytest-xdist: a worker has ended."""
+    _serial_left_out[0] = getattr(node, "workeroutput", {}).get("serial_left_out", 0)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    if max(_serial_left_out, default=0):
+    if _serial_left_out[0]:
         terminalreporter.write_line(
-            f"{max(_serial_left_out)} tests marked serial did not run under pytest-xdist: "
+            f"{_serial_left_out[0]} tests marked serial did not run under pytest-xdist: "
             "`pytest -m serial` runs them (make test does)",
             yellow=True,
         )
