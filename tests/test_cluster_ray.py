@@ -126,14 +126,14 @@ def test_warmup_reaches_every_node(cluster):
         cluster.nodes.remove(node)
 
 
-def _start_workers_on(node, agent, env):
+def _start_workers_on(node, agent, env, playouts):
     """Searches until a task has run on ``node`` (its workers started, kernels loaded): a task
-    still waiting for a worker process when its node dies is only moved elsewhere by Ray."""
+    still waiting for a worker process when its node dies is only moved elsewhere by Ray.
+    ``playouts`` make tasks long enough (seconds) for the node's worker to start and report on
+    its task before the caller's copy of it, which starts at once, finishes first."""
     assert node.node_id
     for _ in range(5):
-        # Long enough tasks (seconds) for the node's worker to start and report on its task
-        # before the caller's copy of it, which starts at once, finishes first.
-        result = agent.search(env, playouts=300000)
+        result = agent.search(env, playouts=playouts)
         if any(
             str(w.get("node", "")).startswith(node.node_id[:8]) for w in result.extra["workers"]
         ):
@@ -154,7 +154,7 @@ def test_a_node_killed_mid_search_loses_neither_the_budget_nor_the_best(cluster)
     # tasks, the one submitted again waits for a CPU, and is late whenever none frees early.
     node = cluster.add_node(cpus=1)
     agent = NMCS(level=1, seed=2, workers=3, backend="ray", address=cluster.address)
-    _start_workers_on(node, agent, env)
+    _start_workers_on(node, agent, env, playouts=300_000)
     timer = _kill_later(cluster, node, 2.0)
     try:
         start = time.perf_counter()
@@ -178,7 +178,8 @@ def test_a_checkpointed_search_resumes_after_its_node_died(cluster, tmp_path):
     path = tmp_path / "run.ck.json"
     node = cluster.add_node(cpus=1)
     agent = NRPA(level=2, seed=5, workers=3, backend="ray", address=cluster.address)
-    _start_workers_on(node, agent, env)
+    # About the NMCS test's seconds: NRPA level 2 plays some 15 times fewer playouts a second.
+    _start_workers_on(node, agent, env, playouts=20_000)
     timer = _kill_later(cluster, node, 2.5)
     try:
         first = agent.search(env, time_limit=5, checkpoint=str(path), checkpoint_every=0.5)
