@@ -9,6 +9,8 @@ time, like the figures of the NMCS paper.
 from __future__ import annotations
 
 import argparse
+import compileall
+import functools
 import json
 import os
 import platform
@@ -172,10 +174,21 @@ def run_child(script: str | Path, spec: dict, timeout: float) -> dict:
     return json.loads(lines[-1])
 
 
+@functools.cache
+def package_bytecode() -> None:
+    """Compiles the bytecode of this tree's ``mc_envs``, as pip does when it installs the wheel.
+    A machine that sets ``PYTHONDONTWRITEBYTECODE`` (this project's build VMs do) would
+    otherwise compile the package's sources in every fresh process: 0.2 s of each import there,
+    which no installed copy pays."""
+    compileall.compile_dir(ROOT / "mc_envs", quiet=1)
+
+
 def run_code(code: str, cache: str, timeout: float, **extra: str) -> dict[str, Any]:
     """Runs ``code`` (``python -c``) in a fresh process on the numba cache ``cache``, this tree
-    first on its path and ``extra`` added to its environment: its last JSON line, or
-    ``{"error": ...}`` when it fails or outlives ``timeout`` seconds."""
+    first on its path (its bytecode compiled: :func:`package_bytecode`) and ``extra`` added to
+    its environment: its last JSON line, or ``{"error": ...}`` when it fails or outlives
+    ``timeout`` seconds."""
+    package_bytecode()
     env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT), **extra}
     try:
         done = subprocess.run(
