@@ -329,6 +329,11 @@ def _figures_from_the_reports():
         call = case["calls"][0]
         figures.append(f"{call['seconds']:.2f} s, {call['playouts']:,}, {call['score']:,.0f}")
     figures += _cold_start_rows(_report("cold_start.json"))
+    for case in _report("cold_start_2026-11-28.json")["cases"].values():  # measured again
+        cold = case["cold"]
+        figures.append(f"{cold.get('first_s', cold.get('first_step_s')):.2f} s")
+        if case.get("pgx"):
+            figures.append(f"{case['pgx']['first_step_s']:.2f} s")
     for name in sorted(REPORTS.glob("cluster_bench_l3_*.json")):
         rates = {
             (m["scheme"], m["workers"]): m["playouts_per_s"] for m in _report(name.name)["measured"]
