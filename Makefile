@@ -56,18 +56,19 @@ docs: $(STAMP)
 # serial alone (tests/conftest.py).
 TEST_WORKERS ?= 2
 PYTEST := MC_ENVS_DOCS_HTML=docs/_build/html SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(PY) -m pytest -q
-# mc_envs's bytecode is compiled first, as pip does for an installed copy: the editable install has
-# none, and where PYTHONDONTWRITEBYTECODE is set (these build VMs) each of the 200-odd Python
-# processes the suite starts would compile the package's sources again (0.15 to 0.2 s each).
 # The files that mark tests serial: the serial phase collects only these (all 75: 10 to 35 s).
 SERIAL_FILES = $(shell grep -l "mark\.serial" tests/test_*.py)
+# mc_envs's bytecode, compiled before pytest as pip does for an installed copy: the editable install
+# has none, and where PYTHONDONTWRITEBYTECODE is set (these build VMs) each of the 200-odd Python
+# processes the suite starts would compile the package's sources again (0.15 to 0.2 s each).
+BYTECODE := $(PY) -m compileall -q mc_envs
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(SPHINX)
 	$(MAKE) --no-print-directory smoke
-	$(PY) -m compileall -q mc_envs
+	$(BYTECODE)
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=20 tests
 	$(PYTEST) -m serial --durations=5 $(SERIAL_FILES)
 
