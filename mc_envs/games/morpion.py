@@ -478,12 +478,13 @@ def max_moves(variant: str, size: int = DEFAULT_SIZE) -> int:
 def kernel(variant: str, size: int = DEFAULT_SIZE) -> Kernel:
     """The compiled rules of a variant on a ``size`` x ``size`` grid.
 
-    The functions are shared by both variants (the variant is in the state); the name includes the
-    grid size when it is not the default, since ``max_actions`` depends on it.
+    Both variants have the same kernel (the variant is in the state), so a search compiled for
+    one serves the other; the name includes the grid size when it is not the default, since
+    ``max_actions`` depends on it.
     """
     if variant not in VARIANTS:
         raise ValueError(f"unknown Morpion variant {variant!r}; expected '5D' or '5T'")
-    name = f"morpion{variant.lower()}" + ("" if size == DEFAULT_SIZE else f"_{size}")
+    name = "morpion" + ("" if size == DEFAULT_SIZE else f"_{size}")
     return Kernel(
         name=name,
         legal=legal,
