@@ -10,6 +10,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import gymnasium as gym
+
 from mc_envs.agents.warmup.work import Done, Entry, entries
 
 RSS_BOUND = 350 * 2**20  # bytes: a child past this peak is replaced after its entry
@@ -31,9 +33,9 @@ class Child:
         self.peak = 0
 
     @property
-    def env_id(self) -> str | None:
-        """The env of the child's last entry."""
-        return None if self.entry is None else self.entry.env_id
+    def group(self) -> str | None:
+        """The :func:`group` of the child's last entry."""
+        return None if self.entry is None else group(self.entry.env_id)
 
     def give(self, entry: Entry) -> None:
         """Sends ``entry`` to the child."""
@@ -60,14 +62,28 @@ class Child:
         self.proc.wait()
 
 
+def group(env_id: str) -> str:
+    """The module of the env's class: ids of one module share their game's compiled code (Morpion
+    5D and 5T, the two binary trees), which one child compiles and the other would again."""
+    return str(gym.spec(env_id).entry_point).partition(":")[0]
+
+
+def _queues(work: list[Entry]) -> dict[str, list[Entry]]:
+    """The entries by :func:`group`, in their order."""
+    queues: dict[str, list[Entry]] = {}
+    for entry in work:
+        queues.setdefault(group(entry.env_id), []).append(entry)
+    return queues
+
+
 def _next(queues: dict[str, list[Entry]], child: Child, others: list[Child]) -> Entry | None:
-    """The next entry for ``child``: its env's, else an env nobody works on, else any."""
-    busy = {c.env_id for c in others}
-    for env_id in (child.env_id, *[e for e in queues if e not in busy], *queues):
-        if env_id in queues and queues[env_id]:
-            entry = queues[env_id].pop(0)
-            if not queues[env_id]:
-                del queues[env_id]
+    """The next entry for ``child``: its group's, else a group nobody works on, else any."""
+    busy = {c.group for c in others}
+    for key in (child.group, *[g for g in queues if g not in busy], *queues):
+        if key in queues and queues[key]:
+            entry = queues[key].pop(0)
+            if not queues[key]:
+                del queues[key]
             return entry
     return None
 
@@ -77,9 +93,7 @@ def warm(env_ids: list[str] | None = None, children: int = CHILDREN) -> Iterator
     comes. A child past :data:`RSS_BOUND` is replaced before its next entry."""
     import selectors
 
-    queues: dict[str, list[Entry]] = {}
-    for entry in entries(env_ids):
-        queues.setdefault(entry.env_id, []).append(entry)
+    queues = _queues(entries(env_ids))
     pool: list[Child] = []
     watch = selectors.DefaultSelector()
 
