@@ -334,6 +334,10 @@ def _figures_from_the_reports():
         figures.append(f"{cold.get('first_s', cold.get('first_step_s')):.2f} s")
         if case.get("pgx"):
             figures.append(f"{case['pgx']['first_step_s']:.2f} s")
+    warmup = _report("warmup_2026-11-28.json")["runs"]  # the warm-up, measured again
+    figures += [f"{run['seconds']:.1f} s" for run in warmup]
+    after = [run for run in warmup if run["code"] == "764b86a"]
+    figures += [f"{max(run['peak_rss_max'] for run in after) / 2**20:.0f} MB the most of one"]
     for name in sorted(REPORTS.glob("cluster_bench_l3_*.json")):
         rates = {
             (m["scheme"], m["workers"]): m["playouts_per_s"] for m in _report(name.name)["measured"]

@@ -3,8 +3,9 @@ the numba cache, on every core, one line per compiled entry.
 
 The work is a list of :class:`Entry` values (an env id and what to run on it: the single env's
 step, a search, the vector env's step, ``PUCT.search_batch``). Two child processes (one per core,
-``python -m mc_envs.agents.warmup --serve``) take the entries one at a time from this process, an
-env's entries in a row where they can (its kernels compile once, in that child), and answer each
+``python -m mc_envs.agents.warmup --serve``) take the entries one at a time from this process, the
+entries of the envs of one module in a row where they can (their kernels and searches compile
+once, in that child), and answer each
 with its seconds, whether it compiled anything (numba's ``numba:compile`` events) and the child's
 peak resident memory. A child whose peak passes :data:`RSS_BOUND` is replaced by a fresh one
 (numba keeps every module it compiled): the next one loads what is cached in milliseconds.
