@@ -143,3 +143,36 @@ def test_an_illegal_action_still_ends_the_episode_with_its_reason():
     env.illegal_action = "raise"
     with pytest.raises(IllegalActionError, match="cell"):
         env.step(illegal)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_a_playout_without_checks_makes_the_checked_playouts_moves(env_id):
+    # play_out (the generic path's playout) plays what a loop of legal_actions and play_move
+    # plays, to the same end, and leaves legal_actions fresh; an env that overrides play_move has
+    # its moves made by it.
+    from mc_envs.core import random_policy
+    from mc_envs.rng import PlainRngView, rng_state
+
+    fast, checked = _env(env_id, seed=3), _env(env_id, seed=3)
+    seq = np.zeros(fast.kernel.max_moves + 1, dtype=np.int64)
+    n = fast.play_out(random_policy(fast), PlainRngView(rng_state(7)), seq, 0)
+    choose, rng, moves = random_policy(checked), PlainRngView(rng_state(7)), []
+    while len(legal := checked.legal_actions()):
+        moves.append(int(choose(legal, rng)))
+        checked.play_move(moves[-1])
+    assert n == len(moves) > 0 and seq[:n].tolist() == moves
+    assert fast.clone_state() == checked.clone_state()
+    assert fast.legal_actions().tolist() == [] and fast.score == checked.score
+
+    made = []
+    logged = _env(env_id, seed=3)
+    play_move = type(logged).play_move
+
+    class Logged(type(logged)):
+        def play_move(self, action):
+            made.append(action)
+            return play_move(self, action)
+
+    logged.__class__ = Logged
+    assert logged.play_out(random_policy(logged), PlainRngView(rng_state(7)), seq, 0) == n
+    assert made == moves
