@@ -27,16 +27,15 @@ def wait_for(processes: list[subprocess.Popen], timeout: float | None = None) ->
 def spawn(
     module: str, payload: bytes, env: dict[str, str] | None = None, keep: tuple[int, ...] = ()
 ) -> subprocess.Popen | None:
-    """A compiling child: ``python -m module`` on this process's ``sys.path``, with
+    """A compiling child: ``module`` run as ``python -m`` runs it, on this process's ``sys.path``, with
     ``MC_ENVS_COMPILE_AHEAD=0`` and ``env``, ``payload`` fed to its standard input from a thread,
     the file descriptors ``keep`` open in it; None if no child can start here."""
-    path = os.pathsep.join(p for p in sys.path if p)
-    # A child that waits for others (AFTER) waits before it imports anything: its imports, 0.4 s
-    # of a core, would slow down the ones it waits for.
-    run = ["-c", _BOOT, module] if (env or {}).get(AFTER) else ["-m", module]
+    # The parent's path, its working directory where it has "" (python -c, the REPL): the child
+    # imports the mc_envs its parent runs, not one in the directory it was started from.
+    path = os.pathsep.join(p or os.getcwd() for p in sys.path)
     try:
         child = subprocess.Popen(
-            [sys.executable, *run],
+            [sys.executable, "-c", _BOOT, module],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -87,10 +86,14 @@ def after(pids: str, timeout: float = 120.0) -> None:
         time.sleep(0.05 if waiting else 0.0)
 
 
-# A waiting child's program (``python -c _BOOT module``): after(), then the module as ``-m`` runs it.
+# A child's program (``python -c _BOOT module``): off its path the working directory ("") that
+# ``-c`` (as ``-m``) put first, then after() (a child that waits for others waits before it imports
+# anything: its imports, 0.4 s of a core, would slow down the ones it waits for), then the module
+# as ``-m`` runs it.
 _BOOT = "\n".join(
     (
         "import os, runpy, sys, time",
+        "sys.path[:1] = [p for p in sys.path[:1] if p]",
         inspect.getsource(_ended),
         inspect.getsource(after),
         f"after(os.environ.get({AFTER!r}, ''))",

@@ -292,6 +292,27 @@ def test_a_waiting_child_imports_nothing_until_its_turn(tmp_path):
             process.wait(timeout=30)
 
 
+def test_a_child_imports_its_parents_mc_envs_not_one_where_it_was_started(tmp_path, monkeypatch):
+    # python -m puts the working directory first: a checkout of mc_envs there (a clone beside an
+    # installed wheel) gave the child other files, so that nothing it compiled served the parent.
+    import functools
+    import pickle
+
+    decoy = tmp_path / "mc_envs"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("raise ImportError('the decoy')\n")
+    done = tmp_path / "done"
+    monkeypatch.chdir(tmp_path)
+    child = spawning.spawn(
+        "mc_envs.exercise", pickle.dumps(functools.partial(Path.write_text, done, "ran"))
+    )
+    try:
+        assert child.wait(timeout=120) == 0 and done.read_text() == "ran"
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+
+
 def test_a_search_child_starts_once_the_env_children_have_ended():
     # Unreaped (a zombie, as the parent's env child is until its next poll), then reaped.
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
