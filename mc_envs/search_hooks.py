@@ -16,10 +16,10 @@ from mc_envs.rng import Rng
 
 class SearchHooks:
     """A search's calls of an env over its kernel: :meth:`play_move` (a move, as the compiled
-    search makes it), :meth:`play_out` (a playout's moves), :meth:`move_code` and :meth:`legal_codes` (NRPA's policy keys),
-    :meth:`selection_key` and :meth:`select_moves` (selective policies), :meth:`move_bias`
-    (GNRPA's bias). A user's env may offer any of them; the generic path does without (a move is
-    then a ``step``, a move's code the action)."""
+    search makes it), :meth:`play_out` (a playout's moves), :meth:`move_code` and
+    :meth:`legal_codes` (NRPA's policy keys), :meth:`selection_key` and :meth:`select_moves`
+    (selective policies), :meth:`move_bias` (GNRPA's bias). A user's env may offer any of them;
+    the generic path does without (a move is then a ``step``, a move's code the action)."""
 
     kernel: Kernel
     game: ClassVar[str]
