@@ -27,9 +27,10 @@ def wait_for(processes: list[subprocess.Popen], timeout: float | None = None) ->
 def spawn(
     module: str, payload: bytes, env: dict[str, str] | None = None, keep: tuple[int, ...] = ()
 ) -> subprocess.Popen | None:
-    """A compiling child: ``module`` run as ``python -m`` runs it, on this process's ``sys.path``, with
-    ``MC_ENVS_COMPILE_AHEAD=0`` and ``env``, ``payload`` fed to its standard input from a thread,
-    the file descriptors ``keep`` open in it; None if no child can start here."""
+    """A compiling child: ``module`` run as ``python -m`` runs it, on this process's
+    ``sys.path``, with ``MC_ENVS_COMPILE_AHEAD=0`` and ``env``, ``payload`` fed to its standard
+    input from a thread, the file descriptors ``keep`` open in it; None if no child can start
+    here."""
     # The parent's path, its working directory where it has "" (python -c, the REPL): the child
     # imports the mc_envs its parent runs, not one in the directory it was started from.
     path = os.pathsep.join(p or os.getcwd() for p in sys.path)
