@@ -6,7 +6,7 @@ without the step's observation, NRPA's move codes, selective filters and move bi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -56,16 +56,9 @@ class SearchHooks:
         runs 1.5x as fast). Writes the moves into ``seq[start:]``; returns how many. An env
         whose :meth:`play_move` is another (a subclass's, or one set on the instance) has its
         moves made by it, checked."""
-        n = 0
         if getattr(self.play_move, "__func__", None) is not SearchHooks.play_move:
-            legal = self.legal_actions()
-            while len(legal):
-                a = int(choose(legal, rng))
-                self.play_move(a)
-                seq[start + n] = a
-                n += 1
-                legal = self.legal_actions()
-            return n
+            return playout_by_moves(self, self.play_move, choose, rng, seq, start)
+        n = 0
         kernel, state, ws, out = self.kernel, self._state, self._ws, self._out
         while True:
             k = int(kernel.legal(state, ws, out))
@@ -128,3 +121,25 @@ class SearchHooks:
             out[:n] = 0.0
         else:
             self.kernel.bias(self._state, moves, n, out, self._ws)
+
+
+def playout_by_moves(
+    env: Any,
+    move: Callable[[int], object],
+    choose: Callable[[np.ndarray, Rng], int],
+    rng: Rng,
+    seq: np.ndarray,
+    start: int,
+) -> int:
+    """Plays ``env`` to the end through ``move`` (its ``play_move`` or ``step``), each move
+    ``choose(env.legal_actions(), rng)``; writes the moves into ``seq[start:]`` and returns how
+    many (the generic playout of an env without :meth:`SearchHooks.play_out`)."""
+    n = 0
+    legal = env.legal_actions()
+    while len(legal):
+        a = int(choose(legal, rng))
+        move(a)
+        seq[start + n] = a
+        n += 1
+        legal = env.legal_actions()
+    return n

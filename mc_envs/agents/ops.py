@@ -46,6 +46,7 @@ from mc_envs.kernel import (
     k_select,
 )
 from mc_envs.rng import PLAIN_RNG, PlainRngView
+from mc_envs.search_hooks import playout_by_moves
 
 Game = namedtuple("Game", "states ws")
 Game.__doc__ = """The game side of a search: ``states`` (a slot store: a 2-D array, one state per row, or
@@ -347,16 +348,7 @@ def _py_playout(states, i, policy, rng, ws, seq, start):
     out = getattr(env, "play_out", None)  # a built-in env's: the moves without their checks
     if out is not None:
         return out(choose, view, seq, start)
-    move = getattr(env, "play_move", env.step)
-    n = 0
-    actions = env.legal_actions()
-    while len(actions):
-        a = int(choose(actions, view))
-        move(a)
-        seq[start + n] = a
-        n += 1
-        actions = env.legal_actions()
-    return n
+    return playout_by_moves(env, getattr(env, "play_move", env.step), choose, view, seq, start)
 
 
 def _py_score(states: EnvStates, i: int) -> float:
