@@ -164,10 +164,11 @@ class Interpretable(CPUDispatcher):
 
 
 def twin(kernel: Any, cheaper: Any) -> None:
-    """Declares ``cheaper`` (a numba function of the same arguments and the same results, cheaper
-    to compile) ``kernel``'s twin: while a call from Python would run ``kernel`` as Python, it
-    calls ``cheaper`` instead, compiled if the cache has it (SameGame's bitboard playout: 2.4 s
-    of compiling, its flood-fill twin 0.5 s, and as Python both 100 times slower)."""
+    """Declares ``cheaper`` (a function of the same arguments and the same results, cheaper to
+    compile: a numba function, or Python that calls one) ``kernel``'s twin: while a call from
+    Python would run ``kernel`` as Python, it calls ``cheaper`` instead, compiled if the cache has
+    it (SameGame's bitboard playout: 2.4 s of compiling, its flood-fill twin 0.5 s, and as Python
+    both 100 times slower; Go's playout, its twin the "random" policy's alone)."""
     kernel.twin = cheaper
 
 

@@ -8,9 +8,11 @@ timed there; the parent sends the kernels it has spent the most time in, as a li
 stages, the child reads the last line, leaves out the stages the parent compiles itself (a search
 with no clock), tells the parent which stage it starts, and compiles first the stage of the first
 name not compiled yet (a cold NRPA waits for ``legal_codes``, a batched search for SameGame's
-``playout``); when that stage compiles for seconds (:func:`_costly`: Go's playout), the stages
-of the kernels it calls first (:data:`~mc_envs.wishes.CALLED`). Without a wish (no search yet, or
-no pipe: Windows), the stages follow :data:`STAGES`, which begins with those.
+``playout``); when that stage compiles for seconds (:func:`_costly`: a playout without a cheaper
+twin), the stages of the kernels it calls first (:data:`~mc_envs.wishes.CALLED`). A playout
+calls the kernel its parent may be compiling (Go's ``play``): it comes after the other stages
+wished, and then waits for the parent's, rather than compile it a second time. Without a wish
+(no search yet, or no pipe: Windows), the stages follow :data:`STAGES`, which begins with those.
 
 The same entry point runs a :func:`mc_envs.interpret.stand_in`'s job.
 """
@@ -20,16 +22,19 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from mc_envs._numba import is_cached
 from mc_envs.interpret import everything
 from mc_envs.rng import rng_state
 from mc_envs.wishes import CALLED, ENV, Child
 
 EPISODES, STEPS = 2, 400  # what the child plays: enough to reach every kernel a step calls
+WAIT, POLL = 30.0, 0.05  # seconds: the longest wait for the parent's kernels, between two looks
 
 
 def exercise(env: Any, wishes: Child | None = None) -> None:
@@ -52,7 +57,13 @@ def exercise(env: Any, wishes: Child | None = None) -> None:
         wished = [name for name in wished if name in todo]
         if wished and _costly(env, wished[0]):  # what it calls first, compiled
             wished = [name for name in CALLED if name in todo] or wished
-        stage = todo[(wished or list(todo))[0]]
+        names = wished or list(todo)
+        if todo[names[0]] is _playout and _pending(env, taken):
+            # it calls what the parent is compiling: the other stages wished first, then a wait
+            names = [name for name in names if todo[name] is not _playout] or names
+            if todo[names[0]] is _playout:
+                _await(env, wishes, taken)
+        stage = todo[names[0]]
         wishes.at(_drop(todo, stage))
         stage(env, legal)
     wishes.at([])
@@ -84,8 +95,23 @@ def _drop(todo: dict[str, Any], stage: Any) -> list[str]:
 
 
 def _costly(env: Any, name: str) -> bool:
-    """Whether a stage compiles for seconds: a playout without a twin (Go's, 4.5 s)."""
+    """Whether a stage compiles for seconds: a playout without a twin."""
     return name == "playout" and getattr(env.kernel.playout, "twin", None) is None
+
+
+def _pending(env: Any, taken: set[str]) -> list[Any]:
+    """The kernels the parent compiles itself (``taken``) that the cache lacks yet."""
+    kernels = (getattr(env.kernel, name, None) for name in taken)
+    return [k for k in kernels if k is not None and not is_cached(k)]
+
+
+def _await(env: Any, wishes: Child, taken: set[str]) -> None:
+    """Waits, :data:`WAIT` seconds at most, until the cache has the kernels the parent compiles
+    itself, or the parent has gone (its pipe closed): a playout calls them (Go's ``play``, 2.4
+    s), which this child would compile a second time."""
+    end = time.monotonic() + WAIT
+    while _pending(env, taken) and wishes.listening() and time.monotonic() < end:
+        time.sleep(POLL)
 
 
 def _observe(env: Any, legal: np.ndarray) -> None:

@@ -137,6 +137,11 @@ class Child:
             {w[1:] for w in words if w.startswith("=")},
         )
 
+    def listening(self) -> bool:
+        """Whether the parent's end of the pipe is still open (it may yet wish or compile)."""
+        self._wishes.latest()
+        return self._wishes.fd is not None
+
     def at(self, names: list[str]) -> None:
         """Tells the parent the fields of the stage this child compiles now (none: the rest)."""
         _write(self._up, names)

@@ -286,3 +286,19 @@ def test_the_uct_go_preset_takes_four_stones_in_atari() -> None:
     params = agent.params
     assert (params["policy"], params["knowledge"], params["reuse"]) == ("mogo", "mogo", True)
     assert go_text.vertex(9, agent.act(env)) == "E8"
+
+
+@pytest.mark.parametrize("policy", ["random", "eye", "mogo"])
+def test_the_playouts_twin_plays_the_compiled_playouts_game(policy) -> None:
+    # What a cold cache runs for the playout (the "random" one compiled on its own, the others
+    # as Python over the compiled moves): the same moves, the same final state.
+    env = go_env(7)
+    code = env.kernel.policies[policy]
+    games = []
+    for run in (go.playout, go._playout_twin):
+        state = np.array(env.state_view)
+        seq = np.zeros(env.kernel.max_moves + 1, np.int64)
+        n = run(state, code, rng_state(3), env.kernel.workspace(state), seq, 0)
+        games.append((state.tolist(), seq[:n].tolist()))
+    assert games[0] == games[1] and len(games[0][1]) > 10
+    assert go.playout.twin is go._playout_twin

@@ -163,3 +163,59 @@ def test_only_a_search_that_nothing_watches_shares_the_compiling(monkeypatch):
     UCT(seed=0).search(env, iterations=50, time_limit=30.0)
     UCT(seed=0).search(env, iterations=50, callback=lambda progress: False)
     assert seen == [True, False, False]
+
+
+def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
+    # Go's playout calls the move, which the parent compiles ("=play"): the child does the other
+    # stages wished first, then waits until the cache has the move, then compiles the playout;
+    # with the parent gone, it waits no more.
+    from mc_envs import exercise
+
+    with interpret.everything():  # a state made as Python: nothing compiles here
+        env = gym.make("mc_envs/Go-v0", size=5).unwrapped
+    done, looks = [], []
+    cached_after = 3  # the parent's move lands in the cache at the third look
+
+    def is_cached(kernel):
+        looks.append(kernel)
+        return kernel is env.kernel.play and len(looks) >= cached_after
+
+    def stage(name):
+        return lambda env, legal: done.append((name, len(looks)))
+
+    stages = {name: stage(name) for name in ("legal", "observe", "codes", "select", "bias")}
+    stages["playout"] = stage("playout")
+    table = {
+        "legal": stages["legal"],
+        "play": stage("play"),
+        "observe": stages["observe"],
+        "legal_codes": stages["codes"],
+        "playout": stages["playout"],
+    }
+    monkeypatch.setattr(exercise, "STAGES", table)
+    monkeypatch.setattr(exercise, "_playout", stages["playout"])
+    monkeypatch.setattr(exercise, "is_cached", is_cached)
+    monkeypatch.setattr(exercise, "EPISODES", 0)
+    monkeypatch.setattr(exercise, "POLL", 0.001)
+    monkeypatch.setattr(exercise, "_costly", lambda env, name: False)
+    with _pair() as (parent, child):
+        parent.tell(["playout", "observe"])
+        assert parent.take("play")  # "=play" sent
+        with interpret.everything():
+            exercise.exercise(env, child)
+    names = [name for name, _ in done]
+    assert names == ["observe", "playout", "legal", "codes"], done
+    assert dict(done)["playout"] >= cached_after  # not before the parent's move was cached
+    assert dict(done)["observe"] < cached_after
+
+    done.clear(), looks.clear()
+    cached_after = 10**9  # never: the parent goes, and the child stops waiting for it
+    with _pair() as (parent, child):
+        parent.tell(["playout"])
+        assert parent.take("play")
+        child.latest()
+        os.close(parent._down)  # the parent's end of the wishes: it has gone
+        parent._down = None
+        with interpret.everything():
+            exercise.exercise(env, child)
+    assert [name for name, _ in done] == ["playout", "legal", "observe", "codes"], done
