@@ -329,11 +329,12 @@ def _figures_from_the_reports():
         call = case["calls"][0]
         figures.append(f"{call['seconds']:.2f} s, {call['playouts']:,}, {call['score']:,.0f}")
     figures += _cold_start_rows(_report("cold_start.json"))
-    for case in _report("cold_start_2026-11-28.json")["cases"].values():  # measured again
-        cold = case["cold"]
-        figures.append(f"{cold.get('first_s', cold.get('first_step_s')):.2f} s")
-        if case.get("pgx"):
-            figures.append(f"{case['pgx']['first_step_s']:.2f} s")
+    for name in ("", "_evening", "_late"):  # measured again
+        for case in _report(f"cold_start_2026-11-28{name}.json")["cases"].values():
+            cold = case["cold"]
+            figures.append(f"{cold.get('first_s', cold.get('first_step_s')):.2f} s")
+            if case.get("pgx"):
+                figures.append(f"{case['pgx']['first_step_s']:.2f} s")
     warmup = _report("warmup_2026-11-28.json")["runs"]  # the warm-up, measured again
     figures += [f"{run['seconds']:.1f} s" for run in warmup]
     after = [run for run in warmup if run["code"] == "764b86a"]
