@@ -272,7 +272,7 @@ def playout(
 
 @njit(cache=True, nogil=True)
 def _random_playout(state, rng, ws, seq, start):
-    # The "random" policy's playout: a fifth of the whole one's compiling (no policy's knowledge).
+    # The "random" policy's playout: a sixth of the whole one's compiling (no policy's knowledge).
     n = state[SIZE]
     w = (state[STRIDE] * state[STRIDE] + 63) >> 6
     count = 0
