@@ -546,3 +546,18 @@ def test_a_kernel_runs_its_twin_while_it_would_run_as_python():
     assert samegame_bits.playout in asked
     bitboard = [d for d in asked if d.py_func.__module__ == samegame_bits.__name__]
     assert bitboard == [samegame_bits.playout], asked
+
+
+def test_a_state_copy_run_as_python_copies_as_the_compiled_one():
+    # A batched search's leaf state, copied from its root: as Python by numpy (its twin), not
+    # an element at a time; the same numbers as the compiled loop.
+    from mc_envs.agents.common import copy_into
+
+    of = np.arange(10, dtype=np.int64) * 7
+    compiled, python = np.zeros(6, np.int64), np.zeros(6, np.int64)
+    copy_into(compiled, of)
+    with interpret._ruled(lambda dispatcher, args: dispatcher is copy_into):
+        run = copy_into._compile_for_args(python, of)
+    assert run is copy_into.twin
+    run(python, of)
+    assert python.tolist() == compiled.tolist() == of[:6].tolist()

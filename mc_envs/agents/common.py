@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
-from mc_envs._numba import njit
+from mc_envs._numba import njit, twin
 from mc_envs.agents.base import Slot, StopCode
+
+
+@njit(cache=True, nogil=True, inline="always")
+def copy_into(to, of):
+    """Copies ``of[:len(to)]`` into ``to``: a loop, not a slice assignment (see
+    :func:`mc_envs.agents.ops._copy_state`); run as Python, its twin copies with numpy."""
+    for j in range(to.shape[0]):
+        to[j] = of[j]
+
+
+def _copy_into(to, of):
+    # As Python, an element at a time would take 0.6 ms for a state of Go's (1,171 numbers).
+    to[:] = of[: to.shape[0]]
+
+
+twin(copy_into, _copy_into)
 
 
 @njit(cache=True, nogil=True)

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mc_envs._numba import instantiate, njit
+from mc_envs.agents.common import copy_into
 from mc_envs.agents.mcts.search import normalised_priors
 from mc_envs.agents.mcts.selection import RULES, Settings, select_alphago
 from mc_envs.agents.mcts.tree import (
@@ -112,8 +113,7 @@ def _simulate(t, roots, lv, rng, c, fpu, two_player, use_max, scale, forced):  #
     s = Settings(c, fpu, 0.0, two_player, use_max, 0.0, 0.0)
     for b in range(roots.shape[0]):
         tb = tree_of(t, b)
-        for j in range(roots.shape[1]):  # not a slice assignment: see ops._copy_state
-            lv.states[b, j] = roots[b, j]
+        copy_into(lv.states[b], roots[b])
         ws = lv.ws[b]
         node = ROOT_NODE
         tb.stats[node, VISITS] += 1.0
