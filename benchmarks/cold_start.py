@@ -371,7 +371,29 @@ def markdown(report: dict) -> str:
                 + " |"
             )
         rows.append(f"| the whole warm-up | {cold['seconds']:.1f} s | {cached['seconds']:.1f} s |")
-    return "\n".join(rows)
+    return "\n".join(rows + _vector_rows(report))
+
+
+def _vector_rows(report: dict) -> list[str]:
+    """The vector envs' table: the first step at N = 1,024 (the median of its runs), pgx's, and
+    the worst of the later steps."""
+    rows = [
+        "",
+        "| vector env, N = 1,024 | first step | runs | pgx | ours/pgx | worst later step |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, case in report["cases"].items():
+        cold = case["cold"]
+        if case["group"] != "vector" or "first_step_s" not in cold:
+            continue
+        peer = (case.get("pgx") or {}).get("first_step_s")
+        ratio = "-" if peer is None else f"{cold['first_step_s'] / peer:.2f}x"
+        runs = ", ".join(f"{s:.2f}" for s in cold.get("first_step_runs", [cold["first_step_s"]]))
+        rows.append(
+            f"| `{name.removesuffix(' vector')}` | {cold['first_step_s']:.2f} s | {runs} | "
+            f"{_seconds(peer)} | {ratio} | {cold['worst_later_step_s'] * 1e3:.0f} ms |"
+        )
+    return rows if len(rows) > 3 else []
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -9,6 +9,7 @@ import html
 import json
 import os
 import re
+import runpy
 import subprocess
 import sys
 import tempfile
@@ -328,17 +329,6 @@ def _figures_from_the_reports():
     for case in _report("cold_time_limit.json")["cases"].values():
         call = case["calls"][0]
         figures.append(f"{call['seconds']:.2f} s, {call['playouts']:,}, {call['score']:,.0f}")
-    figures += _cold_start_rows(_report("cold_start.json"))
-    for name in ("", "_evening", "_late"):  # measured again
-        for case in _report(f"cold_start_2026-11-28{name}.json")["cases"].values():
-            cold = case["cold"]
-            figures.append(f"{cold.get('first_s', cold.get('first_step_s')):.2f} s")
-            if case.get("pgx"):
-                figures.append(f"{case['pgx']['first_step_s']:.2f} s")
-    warmup = _report("warmup_2026-11-28.json")["runs"]  # the warm-up, measured again
-    figures += [f"{run['seconds']:.1f} s" for run in warmup]
-    after = [run for run in warmup if run["code"] == "764b86a"]
-    figures += [f"{max(run['peak_rss_max'] for run in after) / 2**20:.0f} MB the most of one"]
     for name in sorted(REPORTS.glob("cluster_bench_l3_*.json")):
         rates = {
             (m["scheme"], m["workers"]): m["playouts_per_s"] for m in _report(name.name)["measured"]
@@ -367,32 +357,15 @@ def _figures_from_the_reports():
     return figures
 
 
-def _cold_start_rows(report):
-    """The rows of the results page's cold-start tables, from benchmarks/cold_start.py's report:
-    first results cold (and how they came), compiled first and cached, and the warm-up's entries."""
-
-    def seconds(run):
-        return "-" if run.get("first_s") is None else f"{run['first_s']:.2f} s"
-
-    rows = []
-    for name, case in report["cases"].items():
-        cold = case["cold"]
-        if case["group"] in ("env", "search") and "first_s" in cold:
-            if case["group"] == "search" and cold["stood_in"]:
-                how = "generic path"
-            else:  # a single env's kernels, or a batched search's, run as Python meanwhile
-                how = "interpreted" if cold["interpreted"] else "compiled"
-            median = f" (median of {len(cold['first_s_runs'])})" if "first_s_runs" in cold else ""
-            rows.append(
-                f"| `{name}` | {cold['first_s']:.2f} s{median} | {how} | {seconds(case['compiled'])} | "
-                f"{seconds(case['cached'])} |"
-            )
-    warmup = report["cases"].get("warmup")
-    if warmup and "entries" in warmup["cold"]:
-        for name, entry in warmup["cold"]["entries"].items():
-            rows.append(f"| {name} | {entry['seconds']:.2f} s |")
-        rows.append(f"| the whole warm-up | {warmup['cold']['seconds']:.1f} s |")
-    return rows
+def test_the_results_page_has_the_cold_start_tables():
+    """The cold-start tables on the results page are the ones its report gives
+    (``python benchmarks/cold_start.py --markdown --out benchmarks/results/cold_start.json``)."""
+    cold_start = runpy.run_path(str(ROOT / "benchmarks" / "cold_start.py"))
+    tables = cold_start["markdown"](_report("cold_start.json"))
+    assert tables.count("\n| `") >= 60  # the env, search and vector rows
+    page = RESULTS.read_text()
+    missing = [line for line in tables.splitlines() if line not in page]
+    assert missing == [], "run benchmarks/cold_start.py --markdown and update docs/results.md"
 
 
 def test_the_results_page_has_the_go_ladders_table():
