@@ -61,14 +61,23 @@ draw = Draw(0)
 obs, r, term, trunc, info = env.step(draw(info["action_mask"]))
 t_first, cpu_first = time.perf_counter(), time.process_time()
 worst, worst_at, k, chosen_at, slow = 0.0, 0, 0, None, []
+import gc
+full_gc = [0.0, 0.0, 0]  # a full collection's start; seconds of them (all threads'); how many
+def _gc(phase, gc_info):
+    if gc_info["generation"] == 2 and phase == "start":
+        full_gc[0] = time.perf_counter()
+    elif gc_info["generation"] == 2:
+        full_gc[1] += time.perf_counter() - full_gc[0]
+        full_gc[2] += 1
+gc.callbacks.append(_gc)
 while k < SPEC["steps"] or (chosen_at is None and time.perf_counter() - t_first < SPEC["cap"]):
     acts = draw(info["action_mask"])
-    s = time.perf_counter()
+    s, in_gc = time.perf_counter(), full_gc[1]
     obs, r, term, trunc, info = env.step(acts)
     took = time.perf_counter() - s
     k += 1
     if took > 0.02:
-        slow.append((k, round(took * 1e3, 1)))
+        slow.append((k, round(took * 1e3, 1), round((full_gc[1] - in_gc) * 1e3, 1)))
     if took > worst:
         worst, worst_at = took, k
     if chosen_at is None and env.unwrapped.parallel is not None:
@@ -81,7 +90,7 @@ print(json.dumps({
     "chosen_at": chosen_at, "parallel": env.unwrapped.parallel,
     "stepping_s": round(time.perf_counter() - t_first, 2),
     "background_compile_s": getattr(env.unwrapped._run.compiling, "seconds", None),
-    "slow_steps": slow[:20],
+    "slow_steps": slow[:20], "full_gc_later": [full_gc[2], round(full_gc[1], 4)],
 }))
 """
 
@@ -137,7 +146,9 @@ def vector_cold(
         ``first_step_cpu_s`` (less sensitive to a busy machine); ``worst_later_step_s`` and its step ``worst_at``
         among ``later_steps``; ``chosen_at``, the step after which the serial/parallel choice was
         made (None: not within ``cap`` s), and that choice, ``parallel``; ``slow_steps``, the
-        first 20 later steps over 20 ms, (step, ms);
+        first 20 later steps over 20 ms, (step, ms, ms of it in Python's full garbage
+        collections, on any thread); ``full_gc_later``, those collections after the first step
+        (how many, seconds);
         ``background_compile_s``, the parallel entry point's compilation on its own thread; or
         ``error``.
     """
