@@ -329,6 +329,18 @@ def _figures_from_the_reports():
     for case in _report("cold_time_limit.json")["cases"].values():
         call = case["calls"][0]
         figures.append(f"{call['seconds']:.2f} s, {call['playouts']:,}, {call['score']:,.0f}")
+    warmup = _report("cold_start.json")["cases"]["warmup"]["cold"]
+    figures += [
+        f"{warmup['peak_rss_sum'] / 2**20:.0f} MB",
+        f"{warmup['peak_rss_max'] / 2**20:.0f} MB",
+    ]
+    again = _report("cold_start_vector_2026-11-29.json")["cases"]  # the slow steps' cases
+    worst = max(case["cold"]["worst_later_step_s"] for case in again.values())
+    figures.append(f"no later step over {worst * 1e3:.0f} ms")
+    go = again["Go-v0 vector"]
+    figures.append(
+        f"{go['cold']['first_step_s']:.2f} s against pgx's {go['pgx']['first_step_s']:.2f} s"
+    )
     for name in sorted(REPORTS.glob("cluster_bench_l3_*.json")):
         rates = {
             (m["scheme"], m["workers"]): m["playouts_per_s"] for m in _report(name.name)["measured"]
