@@ -367,22 +367,30 @@ def weight(dispatcher: Any) -> int:
     and of each numba function it reaches (Go's move, 5,520, compiles for longer than its legal
     moves, 4,096)."""
     found = _weights.get(dispatcher)
-    if found is not None:
-        return found
-    seen, todo, total = set(), [dispatcher], 0
+    if found is None:
+        found = _weights[dispatcher] = sum(
+            len(fn.py_func.__code__.co_code) for fn in reach(dispatcher)
+        )
+    return found
+
+
+def reach(dispatcher: Any) -> list[Any]:
+    """``dispatcher`` and every numba function its code may call, directly or not (the global
+    names it reads)."""
+    seen, todo, found = set(), [dispatcher], []
     while todo:
         fn = todo.pop()
         if id(fn) in seen:
             continue
         seen.add(id(fn))
-        code = fn.py_func.__code__
-        total += len(code.co_code)
+        found.append(fn)
         namespace = fn.py_func.__globals__
         todo += [
-            namespace[n] for n in _names_read(code) if isinstance(namespace.get(n), CPUDispatcher)
+            namespace[n]
+            for n in _names_read(fn.py_func.__code__)
+            if isinstance(namespace.get(n), CPUDispatcher)
         ]
-    _weights[dispatcher] = total
-    return total
+    return found
 
 
 _weights: dict[Any, int] = {}

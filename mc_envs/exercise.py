@@ -7,12 +7,13 @@ timed there; the parent sends the kernels it has spent the most time in, as a li
 :class:`~mc_envs.kernel.Kernel` fields, over a pipe (:mod:`mc_envs.wishes`). Before each of its
 stages, the child reads the last line, leaves out the stages the parent compiles itself (a search
 with no clock), tells the parent which stage it starts, and compiles first the stage of the first
-name not compiled yet (a cold NRPA waits for ``legal_codes``, a batched search for SameGame's
-``playout``); when that stage compiles for seconds (:func:`_costly`: a playout without a cheaper
-twin), the stages of the kernels it calls first (:data:`~mc_envs.wishes.CALLED`). A playout
-calls the kernel its parent may be compiling (Go's ``play``): it comes after the other stages
-wished, and then waits for the parent's, rather than compile it a second time. Without a wish
-(no search yet, or no pipe: Windows), the stages follow :data:`STAGES`, which begins with those.
+name not compiled yet (a cold NRPA waits for ``legal_codes``; a batched search says it will wait
+for ``playout`` before its first call); when that stage compiles for seconds (:func:`_costly`: a
+playout without a cheaper twin that calls them), the stages of the kernels it calls first
+(:data:`~mc_envs.wishes.CALLED`). A playout that calls the kernel its parent compiles (Go's calls
+``play``, Morpion's does not) comes after the other stages wished, and then waits for the
+parent's, rather than compile it a second time. Without a wish (no search yet, or no pipe:
+Windows), the stages follow :data:`STAGES`, which begins with those.
 
 The same entry point runs a :func:`mc_envs.interpret.stand_in`'s job.
 """
@@ -28,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs._numba import is_cached
+from mc_envs._numba import is_cached, reach
 from mc_envs.interpret import everything
 from mc_envs.rng import rng_state
 from mc_envs.wishes import CALLED, ENV, Child
@@ -95,14 +96,22 @@ def _drop(todo: dict[str, Any], stage: Any) -> list[str]:
 
 
 def _costly(env: Any, name: str) -> bool:
-    """Whether a stage compiles for seconds: a playout without a twin."""
-    return name == "playout" and getattr(env.kernel.playout, "twin", None) is None
+    """Whether a stage compiles for seconds before it serves: a playout without a twin that
+    calls the kernels of :data:`~mc_envs.wishes.CALLED` (they come first: the searches call them
+    too); Morpion's calls neither."""
+    playout = env.kernel.playout
+    if name != "playout" or getattr(playout, "twin", None) is not None:
+        return False
+    called = {id(getattr(env.kernel, field)) for field in CALLED}
+    return any(id(fn) in called for fn in reach(playout))
 
 
 def _pending(env: Any, taken: set[str]) -> list[Any]:
-    """The kernels the parent compiles itself (``taken``) that the cache lacks yet."""
+    """The kernels the parent compiles itself (``taken``) that the playout calls and the cache
+    lacks yet (Go's ``play``; Morpion's playout makes its moves without ``play``)."""
+    called = {id(fn) for fn in reach(env.kernel.playout)}
     kernels = (getattr(env.kernel, name, None) for name in taken)
-    return [k for k in kernels if k is not None and not is_cached(k)]
+    return [k for k in kernels if k is not None and id(k) in called and not is_cached(k)]
 
 
 def _await(env: Any, wishes: Child, taken: set[str]) -> None:

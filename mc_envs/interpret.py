@@ -71,6 +71,7 @@ _spent: dict[tuple[str, str], float] = {}  # seconds run as Python, by game and 
 _channels: dict[str, Parent] = {}  # a game -> the pipes to and from its compiling child
 _wished = [0.0]  # when the last wish was sent
 _sharing = [False]  # see sharing()
+_declared: list[tuple[str, ...]] = [()]  # the wishes of the search in sharing(), first
 
 
 def enable(on: bool = True) -> None:
@@ -179,22 +180,24 @@ def _heaviest(dispatcher: Any, game: str) -> bool:
 
 
 @contextlib.contextmanager
-def sharing(on: bool = True) -> Iterator[None]:
+def sharing(on: bool = True, wishes: tuple[str, ...] = ()) -> Iterator[None]:
     """Within the block, while a child compiles a cold env's kernels, this process compiles one
     of them instead of running it as Python (:func:`_take`): both cores compile. For a search
     with no clock (nothing reads its time or hears from it until it ends): a kernel compiles for
-    seconds, where as Python it would have returned in milliseconds."""
-    before = _sharing[0]
-    _sharing[0] = bool(on)
+    seconds, where as Python it would have returned in milliseconds. ``wishes``: the
+    :class:`~mc_envs.kernel.Kernel` fields the search will call most, told to the child before
+    its first call (a batched search's playouts: the child compiles that stage next)."""
+    before = _sharing[0], _declared[0]
+    _sharing[0], _declared[0] = bool(on), tuple(wishes) if on else ()
     if on:  # what is wished from now on: this search's calls, not those of the steps before
         _spent.clear()
         _wished[0] = float("-inf")  # its first call is told at once
         for channel in _channels.values():
-            channel.tell([])
+            channel.tell(list(wishes))
     try:
         yield
     finally:
-        _sharing[0] = before
+        _sharing[0], _declared[0] = before
 
 
 @contextlib.contextmanager
@@ -375,8 +378,8 @@ def _spawn(env: Any, lock: int) -> None:
 
 def _tell(kernel: Any, seconds: float) -> None:
     """The clock of every call run as Python: sums the time of each game kernel's, and tells
-    its game's child the kernels by that time, the most first (:mod:`mc_envs.exercise`), every
-    :data:`WISH_EVERY` seconds at most."""
+    its game's child the kernels by that time, the most first (:mod:`mc_envs.exercise`), after
+    those the search declared (:func:`sharing`), every :data:`WISH_EVERY` seconds at most."""
     key = timed.get(kernel)
     # not while an env is made: what it calls once, not what searches wait for
     if key is None or _depth[0]:
@@ -390,7 +393,8 @@ def _tell(kernel: Any, seconds: float) -> None:
     channel = _channels.get(game)
     if channel is not None:
         ranked = sorted((k for k in _spent if k[0] == game), key=_spent.__getitem__, reverse=True)
-        channel.tell([name for _, name in ranked])
+        declared = list(_declared[0])
+        channel.tell(declared + [name for _, name in ranked if name not in declared])
 
 
 def helper(

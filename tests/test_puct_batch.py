@@ -306,3 +306,26 @@ def test_self_play_steps_the_vector_env_with_the_chosen_moves() -> None:
         rewards.extend(reward[terminated & ~finished])
         finished |= terminated
     assert finished.all() and set(rewards) <= {0.0}  # perfect play: draws only
+
+
+@pytest.mark.parametrize("with_evaluator", [False, True], ids=["playouts", "evaluator"])
+def test_the_leaves_are_observed_for_an_evaluator_only(with_evaluator: bool) -> None:
+    # An observation is the evaluator's input; playouts never read it (Morpion's costs as much
+    # as a move), so that a search without an evaluator leaves the leaves' buffer unwritten.
+    from mc_envs.agents.mcts import puct_batch as pb
+
+    venv = batch(C4, [single(C4, moves).clone_state() for moves in ((), (3, 3), (0,))])
+    seen: list[np.ndarray] = []
+
+    def evaluator(obs, masks):
+        seen.append(obs.copy())
+        return masks / masks.sum(axis=1, keepdims=True), np.zeros(len(masks))
+
+    evaluate = evaluator if with_evaluator else None
+    job = pb._prepare(venv.unwrapped, 20, evaluate, pb.DEFAULT_CONFIG, None, None)
+    pb._rounds(job, 20, evaluate, pb.DEFAULT_CONFIG, np.array([7], np.uint64))
+    written = bool(job.leaves.obs.any())
+    assert written == with_evaluator
+    assert len(seen) == (20 if with_evaluator else 0)
+    if with_evaluator:
+        assert np.array_equal(seen[-1], job.leaves.obs)

@@ -219,3 +219,65 @@ def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
         with interpret.everything():
             exercise.exercise(env, child)
     assert [name for name, _ in done] == ["playout", "legal", "observe", "codes"], done
+
+
+def test_what_a_playout_calls_decides_what_comes_before_it():
+    # A playout without a twin that calls the searches' kernels (Tic-Tac-Toe's) compiles after
+    # them; Morpion's makes its moves with its own code: it neither comes after them nor waits for
+    # the move its parent compiles; Go's calls that move (through its random-policy twin).
+    from mc_envs import exercise
+
+    def made(env_id):
+        with interpret.everything():
+            return gym.make(env_id).unwrapped
+
+    ttt, morpion, go = (
+        made(f"mc_envs/{name}-v0") for name in ("TicTacToe", "MorpionSolitaire5D", "Go")
+    )
+    assert exercise._costly(ttt, "playout") and not exercise._costly(ttt, "legal")
+    assert not exercise._costly(morpion, "playout") and not exercise._costly(go, "playout")
+    assert exercise._pending(morpion, {"play"}) == []  # uncached, but its playout never calls it
+    assert exercise._pending(go, {"play"}) == [go.kernel.play]
+
+
+def test_a_childs_playout_goes_first_when_it_does_not_call_the_parents_move(monkeypatch):
+    # Morpion's playout, wished first while the parent compiles the move ("=play", never cached
+    # here): the child compiles it at once, without waiting for the move.
+    from mc_envs import exercise
+
+    with interpret.everything():
+        env = gym.make("mc_envs/MorpionSolitaire5D-v0").unwrapped
+    done = []
+
+    def stage(name):
+        return lambda env, legal: done.append(name)
+
+    stages = {name: stage(name) for name in ("legal", "play", "observe", "playout")}
+    monkeypatch.setattr(exercise, "STAGES", stages)
+    monkeypatch.setattr(exercise, "_playout", stages["playout"])
+    monkeypatch.setattr(exercise, "is_cached", lambda kernel: False)
+    monkeypatch.setattr(exercise, "EPISODES", 0)
+    monkeypatch.setattr(exercise, "WAIT", 0.5)
+    with _pair() as (parent, child):
+        parent.tell(["playout"])
+        assert parent.take("play")
+        with interpret.everything():
+            exercise.exercise(env, child)
+    assert done == ["playout", "legal", "observe"], done
+
+
+def test_a_search_s_declared_wishes_are_told_first(monkeypatch):
+    # sharing(wishes=...) tells the child what the search will call most before it calls
+    # anything, and keeps it first as the calls run as Python are timed.
+    legal = object()
+    with _pair() as (parent, child):
+        monkeypatch.setattr(interpret, "_channels", {"game": parent})
+        monkeypatch.setattr(interpret, "timed", {legal: ("game", "legal")})
+        with interpret.sharing(wishes=("playout",)):
+            assert child.latest() == (["playout"], set())
+            interpret._tell(legal, 0.5)
+            assert child.latest() == (["playout", "legal"], set())
+        with interpret.sharing():
+            assert child.latest() == ([], set())
+            interpret._tell(legal, 0.5)
+            assert child.latest() == (["legal"], set())

@@ -182,7 +182,8 @@ def search_batch(
     _check(venv, simulations, evaluator, config, prior)
     job = _prepare(venv, simulations, evaluator, config, prior, policy)
     rng = rng if rng is not None else rng_state(0)
-    with interpret.sharing():  # no clock: a cold game kernel may compile here, beside the child
+    # no clock: a cold game kernel may compile here, beside the child, its playouts first
+    with interpret.sharing(wishes=("playout",) if evaluator is None else ()):
         root, calls = _rounds(job, simulations, evaluator, config, rng)
     visits, q = _root_counts(job)
     improved = None
@@ -380,7 +381,17 @@ def _rounds(
         if root is not None:
             forced[:] = root.forced(r - 1, *_root_counts(job))
         job.fns.simulate(
-            job.trees, job.roots, lv, rng, s.c, s.fpu, s.two_player, s.use_max, job.scale, forced
+            job.trees,
+            job.roots,
+            lv,
+            rng,
+            s.c,
+            s.fpu,
+            s.two_player,
+            s.use_max,
+            job.scale,
+            forced,
+            evaluator is not None,
         )
         if r == 0 and config.dirichlet_alpha is not None:
             _draw_noise(job.noise, lv.n, float(config.dirichlet_alpha), config.noise_seed)

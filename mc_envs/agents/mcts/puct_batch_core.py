@@ -105,11 +105,14 @@ def _new_roots(t, roots, two_player):  # pragma: no cover (compiled)
         init_root(tree_of(t, b), 1 - player(roots, b) if two_player else 0)
 
 
-def _simulate(t, roots, lv, rng, c, fpu, two_player, use_max, scale, forced):  # pragma: no cover
+def _simulate(
+    t, roots, lv, rng, c, fpu, two_player, use_max, scale, forced, observing
+):  # pragma: no cover
     """Descends every tree from its root to a leaf (an unexpanded node or a finished game) by
     ``select_edge``, playing the moves on a copy of the game's root state, and describes the
-    leaf in ``lv``. Every node on the path gets its visit now; :func:`expand_and_backup` adds the
-    value. ``forced[b] >= 0``: tree ``b``'s root action (Gumbel AlphaZero's root)."""
+    leaf in ``lv`` (its observation too where ``observing``: an evaluator reads it). Every node
+    on the path gets its visit now; :func:`expand_and_backup` adds the value. ``forced[b] >=
+    0``: tree ``b``'s root action (Gumbel AlphaZero's root)."""
     s = Settings(c, fpu, 0.0, two_player, use_max, 0.0, 0.0)
     for b in range(roots.shape[0]):
         tb = tree_of(t, b)
@@ -139,7 +142,8 @@ def _simulate(t, roots, lv, rng, c, fpu, two_player, use_max, scale, forced):  #
         else:
             for k in range(n):
                 mask[lv.moves[b, k]] = True
-            observe(lv.states, b, lv.obs[b])
+            if observing:
+                observe(lv.states, b, lv.obs[b])
             lv.to_move[b] = player(lv.states, b) if two_player else 0
 
 
@@ -209,10 +213,12 @@ def root_counts(t, visits, q):
 NewRoots = Callable[[TreeArrays, np.ndarray, bool], None]
 """``new_roots(trees, roots[M, L], two_player)``."""
 Simulate = Callable[
-    [TreeArrays, np.ndarray, Leaves, np.ndarray, float, float, bool, bool, float, np.ndarray], None
+    [TreeArrays, np.ndarray, Leaves, np.ndarray, float, float, bool, bool, float, np.ndarray, bool],
+    None,
 ]
-"""``simulate(trees, roots[M, L], leaves, rng, c, fpu, two_player, use_max, scale, forced[M])``:
-the settings as scalars, which numba's dispatcher types 2 us faster a call than a NamedTuple."""
+"""``simulate(trees, roots[M, L], leaves, rng, c, fpu, two_player, use_max, scale, forced[M],
+observing)``: the settings as scalars, which numba's dispatcher types 2 us faster a call than a
+NamedTuple."""
 PlayoutValues = Callable[
     [Leaves, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, bool, np.ndarray], None
 ]
