@@ -11,9 +11,10 @@ name not compiled yet (a cold NRPA waits for ``legal_codes``; a batched search s
 for ``playout`` before its first call); when that stage compiles for seconds (:func:`_costly`: a
 playout without a cheaper twin that calls them), the stages of the kernels it calls first
 (:data:`~mc_envs.wishes.CALLED`). A playout that calls the kernel its parent compiles (Go's calls
-``play``, Morpion's does not) comes after the other stages wished, and then waits for the
-parent's, rather than compile it a second time. Without a wish (no search yet, or no pipe:
-Windows), the stages follow :data:`STAGES`, which begins with those.
+``play``, Morpion's does not) comes after the other stages, the wished ones first, while that
+kernel is not cached, and then waits for it, rather than compile it a second time. Without a
+wish (no search yet, or no pipe: Windows), the stages follow :data:`STAGES`, which begins with
+those.
 
 The same entry point runs a :func:`mc_envs.interpret.stand_in`'s job.
 """
@@ -59,9 +60,10 @@ def exercise(env: Any, wishes: Child | None = None) -> None:
         if wished and _costly(env, wished[0]):  # what it calls first, compiled
             wished = [name for name in CALLED if name in todo] or wished
         names = wished or list(todo)
-        if todo[names[0]] is _playout and _pending(env, taken):
-            # it calls what the parent is compiling: the other stages wished first, then a wait
-            names = [name for name in names if todo[name] is not _playout] or names
+        if todo[names[0]] is _playout and wishes.listening() and _pending(env, taken):
+            # it calls what the parent is compiling: the other stages first (those wished
+            # first), a look after each, and a wait when none is left
+            names = [name for name in (*names, *todo) if todo[name] is not _playout] or names
             if todo[names[0]] is _playout:
                 _await(env, wishes, taken)
         stage = todo[names[0]]

@@ -167,7 +167,7 @@ def test_only_a_search_that_nothing_watches_shares_the_compiling(monkeypatch):
 
 def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
     # Go's playout calls the move, which the parent compiles ("=play"): the child does the other
-    # stages wished first, then waits until the cache has the move, then compiles the playout;
+    # stages (the wished ones first) while the cache lacks the move, then compiles the playout;
     # with the parent gone, it waits no more.
     from mc_envs import exercise
 
@@ -204,7 +204,7 @@ def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
         with interpret.everything():
             exercise.exercise(env, child)
     names = [name for name, _ in done]
-    assert names == ["observe", "playout", "legal", "codes"], done
+    assert names == ["observe", "legal", "playout", "codes"], done
     assert dict(done)["playout"] >= cached_after  # not before the parent's move was cached
     assert dict(done)["observe"] < cached_after
 
