@@ -172,6 +172,26 @@ def twin(kernel: Any, cheaper: Any) -> None:
     kernel.twin = cheaper
 
 
+def parts(kernel: Any, *calls: tuple[Any, ...]) -> None:
+    """Declares callees of ``kernel``, each ``(dispatcher, *argument types)`` as ``kernel``
+    calls it, that a cold env's compiling child compiles before its stages
+    (:func:`compile_parts`): the last ones ``kernel`` reaches (numba compiles the callees in the
+    order its code reads them). While the parent compiles ``kernel`` from its first callee, the
+    child caches them, and the parent loads them from the cache when it gets there (Go's move:
+    the scoring at the end of the game, a quarter of its compiling)."""
+    kernel.parts = calls
+
+
+def compile_parts(kernel: Any) -> None:
+    """Compiles into the cache the :func:`parts` of ``kernel`` that it lacks, unless ``kernel``
+    itself is cached (its callees came with it)."""
+    if is_cached(kernel):
+        return
+    for dispatcher, *argtypes in getattr(kernel, "parts", ()):
+        if tuple(argtypes) not in dispatcher.overloads:
+            dispatcher.compile(tuple(argtypes))  # loads it instead where the cache has it
+
+
 def _timed(kernel: Any, run: Callable[..., Any]) -> Callable[..., Any]:
     # what the clock is told: the kernels a search calls from Python, a few, not their callees
     def call(*args: Any) -> Any:

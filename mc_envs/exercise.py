@@ -12,9 +12,11 @@ for ``playout`` before its first call); when that stage compiles for seconds (:f
 playout without a cheaper twin that calls them), the stages of the kernels it calls first
 (:data:`~mc_envs.wishes.CALLED`). A playout that calls the kernel its parent compiles (Go's calls
 ``play``, Morpion's does not) comes after the other stages, the wished ones first, while that
-kernel is not cached, and then waits for it, rather than compile it a second time. Without a
-wish (no search yet, or no pipe: Windows), the stages follow :data:`STAGES`, which begins with
-those.
+kernel is not cached, and then waits for it, rather than compile it a second time; wished first,
+it has the child compile that kernel's :func:`~mc_envs._numba.parts` before anything (Go's
+scoring: the parent's move and the child's legal moves, which the playout waits for, then take
+about as long). Without a wish (no search yet, or no pipe: Windows), the stages follow
+:data:`STAGES`, which begins with those.
 
 The same entry point runs a :func:`mc_envs.interpret.stand_in`'s job.
 """
@@ -30,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from mc_envs._numba import is_cached, reach
+from mc_envs._numba import compile_parts, is_cached, reach
 from mc_envs.interpret import everything
 from mc_envs.rng import rng_state
 from mc_envs.wishes import CALLED, ENV, Child
@@ -50,6 +52,7 @@ def exercise(env: Any, wishes: Child | None = None) -> None:
         env.reset(seed=0)
     legal = env.legal_actions()
     todo = dict(STAGES)
+    first = True  # no stage compiled yet
     while todo and len(legal):
         wished, taken = wishes.latest()
         for name in taken & todo.keys():
@@ -60,15 +63,21 @@ def exercise(env: Any, wishes: Child | None = None) -> None:
         if wished and _costly(env, wished[0]):  # what it calls first, compiled
             wished = [name for name in CALLED if name in todo] or wished
         names = wished or list(todo)
-        if todo[names[0]] is _playout and wishes.listening() and _pending(env, taken):
+        playout = todo[names[0]] is _playout and wishes.listening()
+        pending = _pending(env, taken) if playout else []
+        if pending:
             # it calls what the parent is compiling: the other stages first (those wished
-            # first), a look after each, and a wait when none is left
+            # first), a look after each, and a wait when none is left; before anything else,
+            # that kernel's parts (it waits for both: this evens them)
+            for kernel in pending if first else ():
+                compile_parts(kernel)
             names = [name for name in (*names, *todo) if todo[name] is not _playout] or names
             if todo[names[0]] is _playout:
                 _await(env, wishes, taken)
         stage = todo[names[0]]
         wishes.at(_drop(todo, stage))
         stage(env, legal)
+        first = False
     wishes.at([])
     rng = np.random.default_rng(0)
     for episode in range(EPISODES):

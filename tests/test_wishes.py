@@ -166,9 +166,9 @@ def test_only_a_search_that_nothing_watches_shares_the_compiling(monkeypatch):
 
 
 def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
-    # Go's playout calls the move, which the parent compiles ("=play"): the child does the other
-    # stages (the wished ones first) while the cache lacks the move, then compiles the playout;
-    # with the parent gone, it waits no more.
+    # Go's playout calls the move, which the parent compiles ("=play"): the child compiles the
+    # move's parts first, does the other stages (the wished ones first) while the cache lacks the
+    # move, then compiles the playout; with the parent gone, it waits for nothing.
     from mc_envs import exercise
 
     with interpret.everything():  # a state made as Python: nothing compiles here
@@ -198,6 +198,8 @@ def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
     monkeypatch.setattr(exercise, "EPISODES", 0)
     monkeypatch.setattr(exercise, "POLL", 0.001)
     monkeypatch.setattr(exercise, "_costly", lambda env, name: False)
+    parted = []  # the move's parts, compiled before the first stage
+    monkeypatch.setattr(exercise, "compile_parts", lambda kernel: parted.append((kernel, done[:])))
     with _pair() as (parent, child):
         parent.tell(["playout", "observe"])
         assert parent.take("play")  # "=play" sent
@@ -207,6 +209,7 @@ def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
     assert names == ["observe", "legal", "playout", "codes"], done
     assert dict(done)["playout"] >= cached_after  # not before the parent's move was cached
     assert dict(done)["observe"] < cached_after
+    assert parted == [(env.kernel.play, [])]
 
     done.clear(), looks.clear()
     cached_after = 10**9  # never: the parent goes, and the child stops waiting for it
@@ -219,6 +222,7 @@ def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
         with interpret.everything():
             exercise.exercise(env, child)
     assert [name for name, _ in done] == ["playout", "legal", "observe", "codes"], done
+    assert len(parted) == 1  # the parent gone: nothing to even
 
 
 def test_what_a_playout_calls_decides_what_comes_before_it():
@@ -281,3 +285,29 @@ def test_a_search_s_declared_wishes_are_told_first(monkeypatch):
             assert child.latest() == ([], set())
             interpret._tell(legal, 0.5)
             assert child.latest() == (["legal"], set())
+
+
+# Go's move declares the scoring at the end of a game as its part: a child compiles it into the
+# cache first, and a process that then compiles the move loads it instead of compiling it again.
+PARTS = DONE + textwrap.dedent(
+    """
+    from mc_envs._numba import compile_parts
+    from mc_envs.games import go, go_layout
+    if sys.argv[1] == "child":
+        compile_parts(go.play)
+    else:
+        state = go_layout.new_state(9, 7.5, None, 8)
+        go.play(state, 0, go.workspace(state))
+    print(json.dumps({"done": done}))
+    """
+)
+
+
+def test_a_child_compiles_the_parts_of_the_move_and_the_move_loads_them(tmp_path):
+    cache = tmp_path / "cache"
+    child = python_json(PARTS.replace("sys.argv[1]", "'child'"), cache)["done"]
+    assert "go._finish" in child and "go_layout.area" in child, child
+    assert "go.play" not in child and "go.put_stone" not in child, child
+    parent = python_json(PARTS.replace("sys.argv[1]", "'parent'"), cache)["done"]
+    assert "go.play" in parent and "go.put_stone" in parent, parent
+    assert "go._finish" not in parent and "go_layout.area" not in parent, parent

@@ -24,8 +24,9 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from numba import types
 
-from mc_envs._numba import njit, twin
+from mc_envs._numba import njit, parts, twin
 from mc_envs.core import Kernel
 from mc_envs.games.go_layout import (
     ACTION_OF,
@@ -249,6 +250,9 @@ def play(state: np.ndarray, action: int, ws: np.ndarray) -> float:
         r = state[RESULT]
         return float(r if c == 0 else -r)
     return 0.0
+
+
+parts(play, (_finish, types.int64[::1]))
 
 
 @njit(cache=True, nogil=True)
