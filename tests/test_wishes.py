@@ -225,7 +225,7 @@ def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
     assert len(parted) == 1  # the parent gone: nothing to even
 
 
-def test_what_a_playout_calls_decides_what_comes_before_it():
+def test_what_a_playout_calls_decides_what_comes_before_it(monkeypatch):
     # A playout without a twin that calls the searches' kernels (Tic-Tac-Toe's) compiles after
     # them; Morpion's makes its moves with its own code: it neither comes after them nor waits for
     # the move its parent compiles; Go's calls that move (through its random-policy twin).
@@ -240,7 +240,8 @@ def test_what_a_playout_calls_decides_what_comes_before_it():
     )
     assert exercise._costly(ttt, "playout") and not exercise._costly(ttt, "legal")
     assert not exercise._costly(morpion, "playout") and not exercise._costly(go, "playout")
-    assert exercise._pending(morpion, {"play"}) == []  # uncached, but its playout never calls it
+    monkeypatch.setattr(exercise, "is_cached", lambda kernel: False)  # as on a cold cache
+    assert exercise._pending(morpion, {"play"}) == []  # its playout never calls it
     assert exercise._pending(go, {"play"}) == [go.kernel.play]
 
 
