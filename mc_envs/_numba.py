@@ -382,19 +382,16 @@ def _names_read(code: types.CodeType) -> frozenset[str]:
     return frozenset(names)
 
 
+@functools.cache
 def weight(dispatcher: Any) -> int:
     """A rough measure of how long ``dispatcher`` compiles: the bytes of code of its function
     and of each numba function it reaches (Go's move, 5,520, compiles for longer than its legal
     moves, 4,096)."""
-    found = _weights.get(dispatcher)
-    if found is None:
-        found = _weights[dispatcher] = sum(
-            len(fn.py_func.__code__.co_code) for fn in reach(dispatcher)
-        )
-    return found
+    return sum(len(fn.py_func.__code__.co_code) for fn in reach(dispatcher))
 
 
-def reach(dispatcher: Any) -> list[Any]:
+@functools.cache
+def reach(dispatcher: Any) -> tuple[Any, ...]:
     """``dispatcher`` and every numba function its code may call, directly or not (the global
     names it reads)."""
     seen, todo, found = set(), [dispatcher], []
@@ -410,10 +407,7 @@ def reach(dispatcher: Any) -> list[Any]:
             for n in _names_read(fn.py_func.__code__)
             if isinstance(namespace.get(n), CPUDispatcher)
         ]
-    return found
-
-
-_weights: dict[Any, int] = {}
+    return tuple(found)
 
 
 def is_cached(dispatcher: Any, args: tuple | None = None) -> bool:

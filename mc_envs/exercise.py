@@ -113,16 +113,15 @@ def _costly(env: Any, name: str) -> bool:
     playout = env.kernel.playout
     if name != "playout" or getattr(playout, "twin", None) is not None:
         return False
-    called = {id(getattr(env.kernel, field)) for field in CALLED}
-    return any(id(fn) in called for fn in reach(playout))
+    return any(getattr(env.kernel, field) in reach(playout) for field in CALLED)
 
 
 def _pending(env: Any, taken: set[str]) -> list[Any]:
     """The kernels the parent compiles itself (``taken``) that the playout calls and the cache
     lacks yet (Go's ``play``; Morpion's playout makes its moves without ``play``)."""
-    called = {id(fn) for fn in reach(env.kernel.playout)}
     kernels = (getattr(env.kernel, name, None) for name in taken)
-    return [k for k in kernels if k is not None and id(k) in called and not is_cached(k)]
+    called = reach(env.kernel.playout)
+    return [k for k in kernels if k is not None and k in called and not is_cached(k)]
 
 
 def _await(env: Any, wishes: Child, taken: set[str]) -> None:
