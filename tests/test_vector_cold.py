@@ -1,4 +1,5 @@
-"""Cold caches in a large vector env: its first call compiled on two cores (``Split``)."""
+"""Cold caches in a large vector env: its first call compiled on two cores, then steps as Python
+until a child has compiled its entry point (``Split``)."""
 
 import json
 import os
@@ -9,55 +10,94 @@ import threading
 from pathlib import Path
 
 import gymnasium as gym
-from helpers import vector_digests
 
 import mc_envs  # noqa: F401
 from mc_envs.vector.cold import INTERPRET_BELOW, Split
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The vector env made on an empty cache; the child is left to finish before the first reset, so
-# that the first call must load the child's kernels from the cache.
+# Vector envs made on an empty cache and stepped at once: their first calls run the entry point's
+# code as Python while the child compiles it; then the child's is loaded. The steps go through
+# ends of games and autoresets (filling whole mask rows), with and without the random opponent.
 COLD = textwrap.dedent(
     """
-    import json, sys
+    import hashlib, json, sys
     import gymnasium as gym
+    import numpy as np
     import mc_envs
     from mc_envs import interpret
-    sys.path.insert(0, sys.argv[2])
-    from helpers import vector_digests
 
-    def run(n):
-        venv = gym.make_vec("mc_envs/TicTacToe-v0", n, vectorization_mode="vector_entry_point")
-        split = venv.unwrapped._run._split
-        children = len(interpret.children())
-        ended = interpret.wait(timeout=240)
-        return split is not None, children, ended, vector_digests(venv)
+    def run(n, **kwargs):
+        venv = gym.make_vec("mc_envs/TicTacToe-v0", n, vectorization_mode="vector_entry_point",
+                            **kwargs)
+        runner = venv.unwrapped._run
+        split = runner._split is not None
+        python = runner._python
+        calls = []
+        runner._python = lambda *args: calls.append(args[0]) or python(*args)
+        digests = steps(venv, 14)
+        standing_in = runner._loading is not None
+        ended = interpret.wait(timeout=240) and runner._loading.wait(timeout=240)
+        digests += steps(venv, 3)
+        serial = runner._serial
+        return {"split": split, "python": len(calls), "standing_in": standing_in,
+                "ended": ended, "digests": digests, "loaded": runner._loading is None,
+                "signatures": len(serial.signatures), "hits": sum(serial.stats.cache_hits.values()),
+                "kernels": {name: len(getattr(venv.unwrapped.proto.kernel, name).signatures)
+                            for name in ("legal", "play", "observe")}}
 
-    split, children, ended, steps = run(int(sys.argv[1]))
-    kernel = gym.make("mc_envs/TicTacToe-v0").unwrapped.kernel
-    fns = {"legal": kernel.legal, "play": kernel.play, "observe": kernel.observe}
-    print(json.dumps({
-        "split": split, "children": children, "ended": ended, "digests": steps,
-        "signatures": {k: len(f.signatures) for k, f in fns.items()},
-        "hits": {k: sum(f.stats.cache_hits.values()) for k, f in fns.items()},
-        "again": run(int(sys.argv[1]))[0],
-    }))
+    def steps(venv, k):
+        obs, info = venv.reset(seed=0)
+        out = [hashlib.sha1(obs.tobytes()).hexdigest()]
+        for i in range(k):
+            acts = np.array([np.flatnonzero(m)[i % 2 if m.sum() > 1 else 0]
+                             for m in info["action_mask"]])
+            obs, r, term, trunc, info = venv.step(acts)
+            parts = (obs, r, term, trunc, info["action_mask"])
+            out.append(hashlib.sha1(b"".join(a.tobytes() for a in parts)).hexdigest())
+        return out
+
+    n = int(sys.argv[1])
+    print(json.dumps([run(n), run(n, opponent="random")]))
     """
 )
 
 
-def test_a_cold_large_vector_env_loads_the_legal_kernel_its_child_compiled(tmp_path):
+def _digests(venv, k: int, again: int) -> list[str]:
+    # COLD's steps, in this process (compiled here: compiling ahead is off in the suite)
+    import hashlib
+
+    import numpy as np
+
+    out = []
+    for n in (k, again):
+        obs, info = venv.reset(seed=0)
+        out.append(hashlib.sha1(obs.tobytes()).hexdigest())
+        for i in range(n):
+            acts = np.array(
+                [np.flatnonzero(m)[i % 2 if m.sum() > 1 else 0] for m in info["action_mask"]]
+            )
+            obs, r, term, trunc, info = venv.step(acts)
+            parts = (obs, r, term, trunc, info["action_mask"])
+            out.append(hashlib.sha1(b"".join(a.tobytes() for a in parts)).hexdigest())
+    return out
+
+
+def test_a_cold_large_vector_env_steps_as_python_until_its_childs_entry_point_is_loaded(tmp_path):
     n = INTERPRET_BELOW
-    out = _run(COLD, tmp_path, str(n), str(Path(__file__).parent))
-    assert out["split"] and out["children"] == 1 and out["ended"]
-    # The child's kernel came from the cache; this process compiled the others, for the very
-    # types the entry point calls them with (one specialization each, none compiled twice).
-    assert out["hits"] == {"legal": 1, "observe": 1, "play": 0}  # Split.CHILD's; PARENT's
-    assert out["signatures"] == {"legal": 1, "play": 1, "observe": 1}
-    assert not out["again"]  # cached now: no second child
-    venv = gym.make_vec("mc_envs/TicTacToe-v0", n, vectorization_mode="vector_entry_point")
-    assert out["digests"] == vector_digests(venv)  # the steps of a vector env compiled here
+    cases = _run(COLD, tmp_path, str(n))
+    for case, kwargs in zip(cases, ({}, {"opponent": "random"}), strict=True):
+        assert case["split"] and case["ended"] and case["loaded"], kwargs
+        # the first calls ran as Python (a reset and 14 steps, before the child could be done)
+        assert case["standing_in"] and case["python"] >= 15, kwargs
+        # then the entry point came from the cache: none compiled here, one specialization; the
+        # kernels the Python loop called were compiled once each, for the entry point's types
+        assert case["hits"] == 1 and case["signatures"] == 1, kwargs
+        assert case["kernels"] == {"legal": 1, "play": 1, "observe": 1}, kwargs
+        venv = gym.make_vec(
+            "mc_envs/TicTacToe-v0", n, vectorization_mode="vector_entry_point", **kwargs
+        )
+        assert case["digests"] == _digests(venv, 14, 3), kwargs  # as the compiled steps
 
 
 MAKE = textwrap.dedent(

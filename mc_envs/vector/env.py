@@ -65,8 +65,10 @@ class PlanningVectorEnv(VectorEnv):
         threads: ``1`` steps on the calling thread, ``k`` on ``k`` threads; ``None`` (the default)
             steps on the calling thread while the parallel steps compile on another, then times
             steps both ways and keeps the faster, from 64 sub-envs
-            (:class:`~mc_envs.vector.threads.Runner`): the first call compiles the serial steps,
-            and no call after it compiles anything. The threads are numba's (OpenMP where
+            (:class:`~mc_envs.vector.threads.Runner`): the first call compiles the serial steps
+            (on a cold cache, the game's kernels, over which the steps run as Python until a
+            child has compiled them: :class:`~mc_envs.vector.cold.Split`), and no call after it
+            compiles anything on the calling thread. The threads are numba's (OpenMP where
             available): a process forked after a parallel step must not step one in the child
             (GNU OpenMP is not fork-safe); start children with spawn or forkserver, as the
             agents' pools do, or use ``threads=1`` there.
@@ -140,7 +142,7 @@ class PlanningVectorEnv(VectorEnv):
         self._reset_called = False
         self.closed = False
         if not small:
-            args = (self._no_actions, self._all, self._buffers)
+            args = (self._no_actions, self._nowhere, self._buffers)  # (reset's types: writable)
             self._run.prepare(RESET, *args, self._config(self._use_template), self._no_outputs)
 
     # -- policy and configuration -----------------------------------------------------------------

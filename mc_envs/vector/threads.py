@@ -3,6 +3,7 @@ compilation of the parallel entry point in the background (:class:`Compiling`)."
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import statistics
@@ -11,6 +12,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from mc_envs.vector.compiled import (
     Config,
     Outputs,
     parallel_entry,
+    python_entry,
     serial_entry,
 )
 
@@ -54,6 +57,8 @@ class Compiling:
     hold the interpreter's lock through numba's typing passes, and the caller's steps, which need
     that lock between their compiled calls, waited for it (steps of 300 ms on a busy 2-core
     machine). Where the child cannot help (no writable cache, an error), the thread compiles it.
+    A large vector env's first entry point, on a cold cache, is loaded the same way once the
+    child of its :class:`~mc_envs.vector.cold.Split` has compiled it (:meth:`after`).
     Not a daemon thread: a process that ends meanwhile waits for it. The thread holds numba's
     compiler lock while it loads or compiles: a fork then would leave the child a lock that no
     thread releases, so a fork waits for the thread (:func:`os.register_at_fork`).
@@ -72,17 +77,27 @@ class Compiling:
         key = (kernel.name, opponent, signature)
         job = cls._jobs.get(key)
         if job is None:
-            job = cls._jobs[key] = cls(entry, signature, kernel, opponent)
+            recipe = pickle.dumps((kernel, opponent, signature))
+            child = functools.partial(_compile_in_child, recipe)
+            job = cls._jobs[key] = cls(entry, signature, child)
         return job
 
-    def __init__(self, entry: Any, signature: tuple, kernel: Kernel, opponent: int) -> None:
+    @classmethod
+    def after(cls, child: subprocess.Popen, entry: Any, signature: tuple) -> Compiling:
+        """``entry`` loaded for ``signature`` once ``child``, which compiles it into the cache,
+        has ended (compiled here if it failed, or still runs after :attr:`Split.WAIT
+        <mc_envs.vector.cold.Split.WAIT>` seconds)."""
+        return cls(entry, signature, functools.partial(_ended_well, child, Split.WAIT))
+
+    def __init__(self, entry: Any, signature: tuple, child: Callable[[], bool]) -> None:
+        """Starts the thread: ``child()`` makes a child compile the entry point, or waits for
+        the one that does, and says whether it succeeded."""
         self.error: BaseException | None = None
         self.seconds: float | None = None  # from the start to the entry point's being ready
         self.in_child = False  # whether the child compiled it (else this process did)
         self._done = threading.Event()
-        recipe = pickle.dumps((kernel, opponent, signature))
         self._thread = threading.Thread(
-            target=self._compile, args=(entry, signature, recipe), name="mc-envs-vector-compile"
+            target=self._compile, args=(entry, signature, child), name="mc-envs-vector-compile"
         )
         if not Compiling._hooked:
             os.register_at_fork(before=Compiling.wait_all)
@@ -90,13 +105,12 @@ class Compiling:
         Compiling._running.add(self)
         self._thread.start()
 
-    def _compile(self, entry: Any, signature: tuple, recipe: bytes) -> None:
+    def _compile(self, entry: Any, signature: tuple, child: Callable[[], bool]) -> None:
         start = time.perf_counter()
         try:
             # compiled here already (threads=k), or in the cache (then only loaded): no child
             if signature not in entry.overloads and not is_cached(entry):
-                with Compiling._one_child:
-                    self.in_child = _compile_in_child(recipe)
+                self.in_child = child()
             entry.compile(signature)  # loaded from the cache when the child compiled it
         except BaseException as e:  # noqa: BLE001 - reported by the caller's next call
             self.error = e
@@ -122,18 +136,28 @@ class Compiling:
 
 
 def _compile_in_child(recipe: bytes) -> bool:
-    """Runs the compiling child (:data:`_CHILD`) on ``recipe``; whether it succeeded."""
+    """Runs the compiling child (:data:`_CHILD`) on ``recipe``, one at a time in a process;
+    whether it succeeded."""
     try:
-        child = subprocess.run(
-            [sys.executable, "-c", _CHILD, _ROOT],
-            input=recipe,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
+        with Compiling._one_child:
+            child = subprocess.run(
+                [sys.executable, "-c", _CHILD, _ROOT],
+                input=recipe,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=False,
+            )
     except OSError:
         return False
     return child.returncode == 0
+
+
+def _ended_well(child: subprocess.Popen, timeout: float) -> bool:
+    """Waits for ``child`` (at most ``timeout`` seconds); whether it ended without an error."""
+    try:
+        return child.wait(timeout) == 0
+    except subprocess.TimeoutExpired:
+        return False
 
 
 class Runner:
@@ -182,6 +206,8 @@ class Runner:
         self._since = WATCH  # steps of the kept kind since the last trial: the first starts one
         self._last: tuple[bool, float] | None = None
         self._split: Split | None = None
+        self._loading: Compiling | None = None  # see __call__
+        self._python = python_entry(kernel, opponent)
 
     def prepare(
         self, op: int, actions: Any, where: Any, buffers: Buffers, config: Config, out: Outputs
@@ -195,7 +221,8 @@ class Runner:
             entry, args = self._parallel, (op, actions, where, b, c, o)
         else:
             entry, args = self._serial, (op, 0, self._n, actions, where, b, c, o)
-        self._split = Split.start(self._kernel, entry, args, buffers)
+        recipe = (self._opponent, entry is self._parallel)
+        self._split = Split.start(self._kernel, entry, args, buffers, recipe)
 
     def close(self) -> None:
         """Lets go of a split compilation never finished (the env was not stepped)."""
@@ -211,9 +238,15 @@ class Runner:
         # A step's Python work counts (~50 us a step at N = 1,024): no call or test more than
         # needed here. The records go as plain tuples (_range's note).
         b, c, o = tuple(buffers), tuple(config), tuple(out)
-        if self._split is not None:
+        if self._split is not None:  # a cold first call: the kernels compiled on two cores
             split, self._split = self._split, None
             split.finish()
+            self._loading = Compiling.after(split.child, split.entry, split.signature)
+        if self._loading is not None:  # the calls run as Python until it is loaded
+            if not self._loading.done:
+                self._python(op, 0, self._n, actions, where, b, c, o)
+                return
+            self._loading = None  # (an error: the call below compiles it here)
         if op == STEP and (self._trials or self._watch and self._ready()):
             parallel = self._next()
         else:
