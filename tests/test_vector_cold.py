@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Vector envs made on an empty cache and stepped at once: their first calls run the entry point's
 # code as Python while the child compiles it; then the child's is loaded. The steps go through
-# ends of games and autoresets (filling whole mask rows), with and without the random opponent.
+# ends of games and autoresets (filling whole mask rows) and a restore, with and without the
+# random opponent.
 COLD = textwrap.dedent(
     """
     import hashlib, json, sys
@@ -50,6 +51,12 @@ COLD = textwrap.dedent(
         obs, info = venv.reset(seed=0)
         out = [hashlib.sha1(obs.tobytes()).hexdigest()]
         for i in range(k):
+            if i == 7:
+                snapshot = venv.clone_state()
+            if i == 9:  # back two steps (a REFRESH call)
+                venv.restore_state(snapshot)
+                masks = venv.action_masks()  # over: all False, where a step's are all True
+                info = {"action_mask": masks | ~masks.any(1, keepdims=True)}
             acts = np.array([np.flatnonzero(m)[i % 2 if m.sum() > 1 else 0]
                              for m in info["action_mask"]])
             obs, r, term, trunc, info = venv.step(acts)
@@ -74,6 +81,12 @@ def _digests(venv, k: int, again: int) -> list[str]:
         obs, info = venv.reset(seed=0)
         out.append(hashlib.sha1(obs.tobytes()).hexdigest())
         for i in range(n):
+            if i == 7:
+                snapshot = venv.clone_state()
+            if i == 9:
+                venv.restore_state(snapshot)
+                masks = venv.action_masks()
+                info = {"action_mask": masks | ~masks.any(1, keepdims=True)}
             acts = np.array(
                 [np.flatnonzero(m)[i % 2 if m.sum() > 1 else 0] for m in info["action_mask"]]
             )
