@@ -387,6 +387,18 @@ def test_the_results_page_has_the_cold_start_tables():
     assert missing == [], "run benchmarks/cold_start.py --markdown and update docs/results.md"
 
 
+def test_the_results_page_has_the_vector_envs_cold_start_after_the_stand_in():
+    """The vector envs' table measured after their batch step ran as Python while it compiled
+    (``cold_start.py --kinds vector --repeat 3 --out
+    benchmarks/results/cold_start_vector_standin_2026-11-29.json``) is on the results page."""
+    cold_start = runpy.run_path(str(ROOT / "benchmarks" / "cold_start.py"))
+    report = _report("cold_start_vector_standin_2026-11-29.json")
+    rows = [line for line in cold_start["markdown"](report).splitlines() if line.startswith("| `")]
+    assert len(rows) == 10  # every id's vector env
+    page = RESULTS.read_text()
+    assert [row for row in rows if row not in page] == []
+
+
 def test_the_results_page_has_the_go_ladders_table():
     """The ladder's table on the results page is the one its records under
     benchmarks/results/go_ladder/ give (``python benchmarks/go_ladder.py --table``)."""
