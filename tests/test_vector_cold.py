@@ -127,22 +127,32 @@ MAKE = textwrap.dedent(
     import gymnasium as gym
     import mc_envs
     from mc_envs import interpret
-    from mc_envs.games import go_layout
-    venv = gym.make_vec("mc_envs/Go-v0", 64, vectorization_mode="vector_entry_point")
+    from mc_envs.games import go_layout, morpion
+    go = gym.make_vec("mc_envs/Go-v0", 64, vectorization_mode="vector_entry_point")
     made = list(compiled)
-    state = venv.unwrapped.proto.clone_state().data
+    state = go.unwrapped.proto.clone_state().data
     fresh = go_layout.new_state(9)  # compiled here
+    before = len(compiled)
+    cross = gym.make_vec(
+        "mc_envs/MorpionSolitaire5D-v0", 64, vectorization_mode="vector_entry_point"
+    )
+    made_too = compiled[before:]
+    template = cross.unwrapped._template
+    start = morpion.initial_state("5D")  # compiled here
     print(json.dumps({"made": made, "same": state.tolist() == fresh.tolist(),
+                      "made_too": made_too, "same_too": template.tolist() == start.tolist(),
                       "ended": interpret.wait(timeout=240)}))
     """
 )
 
 
 def test_a_large_vector_env_makes_its_prototype_as_python_on_a_cold_cache(tmp_path):
-    # Go's first state calls a kernel (the position table): run as Python, it is made at once,
-    # and the same state as the compiled kernel makes; the child starts that much sooner.
+    # Go's first state calls a kernel (the position table), Morpion's start state its scan of
+    # the legal moves: run as Python, each is made at once, and the same state as the compiled
+    # kernels make; the child starts that much sooner.
     out = _run(MAKE, tmp_path)
     assert out["made"] == [] and out["same"] and out["ended"]
+    assert out["made_too"] == [] and out["same_too"]
 
 
 def _run(code: str, tmp_path: Path, *args: str) -> dict:

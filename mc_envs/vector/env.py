@@ -105,6 +105,7 @@ class PlanningVectorEnv(VectorEnv):
             stop_interpreting()  # compile here, from now on
         with contextlib.nullcontext() if small else uncached():  # (the cold-start module's note)
             self.proto = proto = env_class(**kwargs)  # checks the kwargs; draws starts, reasons
+            start = proto._start_state()  # (Morpion's: its scan compiled for 1.5 s)
         self.num_envs = n = int(num_envs)
         self.copy = copy
         self._pool_obs: list[np.ndarray] = []
@@ -124,7 +125,6 @@ class PlanningVectorEnv(VectorEnv):
             stop_interpreting()
         self._two_player = kernel.player is not None
         self._capped = kernel.truncated is not None  # else Buffers.cut stays False
-        start = proto._start_state()
         self._use_template = start is not None
         self._template = np.array(start if start is not None else proto._state, copy=True)
         self._buffers = new_buffers(proto, n)
