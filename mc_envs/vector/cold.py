@@ -130,7 +130,7 @@ class Split:
             "k_legal": (s, w, buffers.legal[0]),
             "k_play": (s, np.int64(0), w),
             "k_observe": (s, buffers.obs[0]),
-            **{name: (s,) for name in ("k_player", "k_score", "k_truncated", "k_returns")},
+            **{name: (s,) for name in cls.PARENT if name != "k_play"},  # (state,) each
         }
         bound = kernel.bindings._asdict()
         if not all(interpret.built_in(bound[name]) for name in calls):
