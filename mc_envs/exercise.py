@@ -12,10 +12,11 @@ for ``playout`` before its first call); when that stage compiles for seconds (:f
 playout without a cheaper twin that calls them), the stages of the kernels it calls first
 (:data:`~mc_envs.wishes.CALLED`). A playout that calls the kernel its parent compiles (Go's calls
 ``play``, Morpion's does not) comes after the other stages, the wished ones first, while that
-kernel is not cached, and then waits for it, rather than compile it a second time; wished first,
-it has the child compile that kernel's :func:`~mc_envs._numba.parts` before anything (Go's
-scoring: the parent's move and the child's legal moves, which the playout waits for, then take
-about as long). Without a wish (no search yet, or no pipe: Windows), the stages follow
+kernel is not cached, and then waits for it, rather than compile it a second time. The parts
+(:func:`~mc_envs._numba.parts`) of the kernel the parent takes come before anything (Go's
+scoring, while the parent compiles the legal moves' superko test before the move: each then
+loads the other's, and the move and the legal moves, which every search waits for, take about
+as long). Without a wish (no search yet, or no pipe: Windows), the stages follow
 :data:`STAGES`, which begins with those.
 
 The same entry point runs a :func:`mc_envs.interpret.stand_in`'s job.
@@ -63,14 +64,14 @@ def exercise(env: Any, wishes: Child | None = None) -> None:
         if wished and _costly(env, wished[0]):  # what it calls first, compiled
             wished = [name for name in CALLED if name in todo] or wished
         names = wished or list(todo)
+        for kernel in _taken(env, taken) if first and wishes.listening() else ():
+            # before anything else, the parts of the kernel the parent compiles (Go's move: its
+            # scoring), which the parent then loads: its search waits for that kernel
+            compile_parts(kernel)
         playout = todo[names[0]] is _playout and wishes.listening()
-        pending = _pending(env, taken) if playout else []
-        if pending:
+        if playout and _pending(env, taken):
             # it calls what the parent is compiling: the other stages first (those wished
-            # first), a look after each, and a wait when none is left; before anything else,
-            # that kernel's parts (it waits for both: this evens them)
-            for kernel in pending if first else ():
-                compile_parts(kernel)
+            # first), a look after each, and a wait when none is left
             names = [name for name in (*names, *todo) if todo[name] is not _playout] or names
             if todo[names[0]] is _playout:
                 _await(env, wishes, taken)
@@ -116,12 +117,17 @@ def _costly(env: Any, name: str) -> bool:
     return any(getattr(env.kernel, field) in reach(playout) for field in CALLED)
 
 
-def _pending(env: Any, taken: set[str]) -> list[Any]:
-    """The kernels the parent compiles itself (``taken``) that the playout calls and the cache
-    lacks yet (Go's ``play``; Morpion's playout makes its moves without ``play``)."""
+def _taken(env: Any, taken: set[str]) -> list[Any]:
+    """The kernels the parent compiles itself (``taken``) that the cache lacks yet."""
     kernels = (getattr(env.kernel, name, None) for name in taken)
+    return [k for k in kernels if k is not None and not is_cached(k)]
+
+
+def _pending(env: Any, taken: set[str]) -> list[Any]:
+    """The kernels of :func:`_taken` that the playout calls (Go's ``play``; Morpion's playout
+    makes its moves without ``play``)."""
     called = reach(env.kernel.playout)
-    return [k for k in kernels if k is not None and k in called and not is_cached(k)]
+    return [k for k in _taken(env, taken) if k in called]
 
 
 def _await(env: Any, wishes: Child, taken: set[str]) -> None:

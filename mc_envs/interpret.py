@@ -39,7 +39,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from mc_envs._numba import Interpretable, clock, interpreter, is_cached, timed, weight
+from mc_envs._numba import (
+    Interpretable,
+    clock,
+    compile_parts,
+    interpreter,
+    is_cached,
+    timed,
+    weight,
+)
 from mc_envs.spawning import AFTER, spawn, wait_for
 from mc_envs.wishes import CALLED, Parent
 
@@ -153,6 +161,7 @@ def _rule(dispatcher: Any, args: tuple) -> bool:
     if not _lacks(dispatcher, args, now):
         return False
     if _sharing[0] and _depth[0] == 0 and _take(dispatcher):
+        _others_parts(dispatcher)
         return False
     _until[dispatcher] = now + POLL
     interpreted[0] += 1
@@ -172,9 +181,28 @@ def _take(dispatcher: Any) -> bool:
     return channel is not None and channel.take(name, lambda: _heaviest(dispatcher, game))
 
 
+def _others_parts(dispatcher: Any) -> None:
+    # Before the kernel it takes, this process compiles the parts of the other kernels every
+    # search calls that the child has not started (Go's superko test, while the child compiles
+    # the move's scoring, the move's part): each process then loads the other's, and both end
+    # sooner.
+    game = timed[dispatcher][0]
+    channel = _channels.get(game)
+    if channel is None:
+        return
+    for kernel in _others(dispatcher, game):
+        if not channel.compiling(timed[kernel][1]):
+            compile_parts(kernel)
+
+
 def _heaviest(dispatcher: Any, game: str) -> bool:
-    others = [k for k, (g, n) in timed.items() if g == game and n in CALLED and k is not dispatcher]
+    others = _others(dispatcher, game)
     return not any(weight(k) > weight(dispatcher) and not is_cached(k) for k in others)
+
+
+def _others(dispatcher: Any, game: str) -> list[Any]:
+    # the kernels of CALLED of that game but dispatcher
+    return [k for k, (g, n) in timed.items() if g == game and n in CALLED and k is not dispatcher]
 
 
 @contextlib.contextmanager

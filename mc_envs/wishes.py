@@ -96,11 +96,15 @@ class Parent:
         stands still: it leaves the rest to the child.)"""
         if self.taken is not None:
             return name == self.taken
-        if (heaviest is not None and not heaviest()) or name in self._at.latest():
+        if (heaviest is not None and not heaviest()) or self.compiling(name):
             return False
         self.taken = name
         self.tell()
         return True
+
+    def compiling(self, name: str) -> bool:
+        """Whether the child has told that it compiles the kernel ``name`` now."""
+        return name in self._at.latest()
 
     def close(self) -> None:
         """Closes this process's ends."""

@@ -103,8 +103,9 @@ def test_a_child_leaves_out_the_stages_its_parent_takes_and_says_where_it_is(tmp
 
 
 # A cold Go env: a step outside sharing() runs its kernels as Python; inside, this process
-# compiles the move (the heaviest kernel every search calls) and only the move, the rest left to
-# the child (held here, then ended, not waited for).
+# compiles the move (the heaviest kernel every search calls), after the legal moves' part (their
+# superko test, which the child then loads), and only those, the rest left to the child (held
+# here, then ended, not waited for).
 SHARED = textwrap.dedent(
     """
     import json, os, signal, time
@@ -144,8 +145,29 @@ def test_a_search_with_no_clock_compiles_a_cold_kernel_beside_the_child(tmp_path
     out = python_json(SHARED, tmp_path / "cache", ahead=True)
     assert out["started"] == 1 and out["interpreted"] > 0
     assert out["alone"] == []
-    assert out["shared"][0] == "mc_envs.games.go.play", out  # the heaviest
-    assert "mc_envs.games.go_legal.legal" not in out["shared"], out  # and no more: the child's
+    shared = out["shared"]
+    assert shared[0] == "mc_envs.games.go_legal._repeats", out  # the legal moves' part
+    assert "mc_envs.games.go.play" in shared, out  # the heaviest
+    assert "mc_envs.games.go_legal.legal" not in shared, out  # and no more: the child's
+    assert "mc_envs.games.go_legal.legal_words" not in shared, out
+
+
+def test_the_parent_leaves_a_kernels_parts_to_a_child_that_compiles_it(monkeypatch):
+    # Before the move it takes, the parent compiles the parts of the legal moves only while the
+    # child has not said it compiles them: then they would be compiled twice.
+    from mc_envs.games import go
+
+    compiled = []
+    monkeypatch.setattr(interpret, "compile_parts", compiled.append)
+    monkeypatch.setattr(interpret, "timed", {go.play: ("go", "play"), go.legal: ("go", "legal")})
+    with _pair() as (parent, child):
+        monkeypatch.setattr(interpret, "_channels", {"go": parent})
+        interpret._others_parts(go.play)
+        assert compiled == [go.legal]
+        child.at(["legal", "score"])
+        assert parent.compiling("legal") and not parent.compiling("play")
+        interpret._others_parts(go.play)
+        assert compiled == [go.legal]  # the child's now
 
 
 def test_only_a_search_that_nothing_watches_shares_the_compiling(monkeypatch):
@@ -174,7 +196,7 @@ def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
     with interpret.everything():  # a state made as Python: nothing compiles here
         env = gym.make("mc_envs/Go-v0", size=5).unwrapped
     done, looks = [], []
-    cached_after = 3  # the parent's move lands in the cache at the third look
+    cached_after = 4  # the parent's move lands in the cache at the fourth look
 
     def is_cached(kernel):
         looks.append(kernel)
@@ -223,6 +245,15 @@ def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
             exercise.exercise(env, child)
     assert [name for name, _ in done] == ["playout", "legal", "observe", "codes"], done
     assert len(parted) == 1  # the parent gone: nothing to even
+
+    done.clear(), looks.clear(), parted.clear()
+    with _pair() as (parent, child):
+        parent.tell([])  # no wish: the child's own order, the move's parts still first
+        assert parent.take("play")
+        with interpret.everything():
+            exercise.exercise(env, child)
+    assert [name for name, _ in done][:2] == ["legal", "observe"], (done, parted)
+    assert parted == [(env.kernel.play, [])]
 
 
 def test_what_a_playout_calls_decides_what_comes_before_it(monkeypatch):

@@ -439,10 +439,11 @@ def _unjit(namespace: dict[str, Any], keep: tuple = ()) -> None:
     # the numba functions of a namespace as plain Python, and the ones they call, all the way down
     for name, value in list(namespace.items()):
         if isinstance(value, Dispatcher) and value not in keep:
-            namespace[name] = _plain(value)
+            namespace[name] = plain_python(value)
 
 
-def _plain(fn: Dispatcher) -> Any:
+def plain_python(fn: Dispatcher) -> Any:
+    """``fn``'s Python code, its numba callees plain Python too, all the way down (made once)."""
     done = _PLAIN.get(fn)
     if done is not None:
         return done

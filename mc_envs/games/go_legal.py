@@ -6,8 +6,9 @@ looked up only where a repetition is possible.
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 
-from mc_envs._numba import njit
+from mc_envs._numba import njit, parts
 from mc_envs.games.go_layout import (
     ACTION_OF,
     BOARD,
@@ -261,3 +262,8 @@ def legal(state: np.ndarray, ws: np.ndarray, out: np.ndarray) -> int:
             word &= word - 1
     out[k] = n * n
     return k + 1
+
+
+# The superko test, a sixth of the legal moves' compiling: compiled first by the process that
+# compiles the move (see mc_envs.interpret) while the other compiles the move's scoring.
+parts(legal, (_repeats, types.int64[::1], *[types.int64] * 5))

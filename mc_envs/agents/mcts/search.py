@@ -52,6 +52,7 @@ from mc_envs.agents.ops import (
     compute_prior,
     copy_state,
     legal,
+    plain_python,
     play,
     player,
     playout,
@@ -248,7 +249,7 @@ def _hooks(amaf: bool, wide: bool, plain: bool = False) -> dict[str, Any]:
         "amaf_backup": update_amaf if amaf else no_amaf,
         "edge_stats": zero_edge_stats if wide or amaf else no_edge_stats,
     }
-    return {k: v.py_func for k, v in hooks.items()} if plain else hooks
+    return {k: plain_python(v) for k, v in hooks.items()} if plain else hooks
 
 
 def generic_search(
@@ -261,7 +262,7 @@ def generic_search(
     """The tree search as plain Python over :class:`~mc_envs.agents.ops.EnvStates` (``plain``: its
     compiled helpers too, :func:`~mc_envs.agents.ops.bind_generic`), with AMAF statistics
     (``amaf``) and ``knowledge(env) -> (visits, values)`` (or None)."""
-    select = RULES[rule].py_func if plain else RULES[rule]
+    select = plain_python(RULES[rule]) if plain else RULES[rule]
     hooks = _hooks(amaf, knowledge is not None, plain)
     if knowledge is not None:
         hooks["edge_stats"] = generic_edge_stats(knowledge)
