@@ -267,6 +267,19 @@ def test_the_stand_in_calls_no_numba_function_however_deep():
     assert len(seen) > 5  # _iterate, _nrpa, _rollout, _adapt, _keep, copy_log ...
 
 
+def test_a_tree_search_stand_in_calls_no_numba_function_however_deep():
+    # PUCT's rule called its compiled core from Python: 0.4 s of compiling before a cold Go
+    # search's first move. Every rule, with AMAF statistics or without, runs as plain Python.
+    from mc_envs.agents.mcts.search import generic_search
+    from mc_envs.agents.mcts.selection import RULES
+
+    for rule in RULES:
+        for amaf in (False, True):
+            seen, numba_calls = _reached([generic_search(plain=True, rule=rule, amaf=amaf)])
+            assert not numba_calls, (rule, amaf, [fn.py_func.__name__ for fn in numba_calls])
+            assert len(seen) > 10, (rule, amaf)
+
+
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc")
 def test_a_waiting_child_imports_nothing_until_its_turn(tmp_path):
     # Its imports (numpy, numba: 0.4 s of a core) would slow down the children it waits for.

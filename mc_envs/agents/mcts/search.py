@@ -203,6 +203,8 @@ def normalised_priors(row, moves, n, out):
 def generic_prior(prior: Any) -> Any:
     """The generic-path binding of ``compute_prior`` for a prior callable (or None: uniform)."""
 
+    normalised = plain_python(normalised_priors)
+
     def compute_prior(states, i, actions, n, out):
         env = states.use(i)
         if prior is None:
@@ -213,9 +215,9 @@ def generic_prior(prior: Any) -> Any:
             return
         p = np.asarray(prior(env), dtype=np.float64)
         if len(p) == env.action_space.n:
-            normalised_priors.py_func(p, actions, n, out)
+            normalised(p, actions, n, out)
         else:
-            normalised_priors.py_func(p, np.arange(n), n, out)
+            normalised(p, np.arange(n), n, out)
 
     return compute_prior
 
