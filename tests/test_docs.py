@@ -399,6 +399,24 @@ def test_the_results_page_has_the_vector_envs_cold_start_after_the_stand_in():
     assert [row for row in rows if row not in page] == []
 
 
+def test_the_results_page_has_the_searches_cold_start_after_the_parts():
+    """The five searches measured again after a cold Go search split its compiling between its
+    processes (``cold_start.py --repeat 3 --cases CASE --out
+    benchmarks/results/cold_start_searches_2026-11-29.json``) are on the results page, beside
+    the same cases at the commit before."""
+    cold_start = runpy.run_path(str(ROOT / "benchmarks" / "cold_start.py"))
+    report = _report("cold_start_searches_2026-11-29.json")
+    rows = [line for line in cold_start["markdown"](report).splitlines() if line.startswith("| `")]
+    assert len(rows) == 5
+    page = RESULTS.read_text()
+    assert [row for row in rows if row not in page] == []
+    before = _report("cold_start_searches_2026-11-29_before.json")["cases"]
+    assert before.keys() == report["cases"].keys()
+    for name, case in before.items():
+        figure = f"{case['cold']['first_s']:.2f} s"
+        assert figure in page, (name, figure)
+
+
 def test_the_results_page_has_the_go_ladders_table():
     """The ladder's table on the results page is the one its records under
     benchmarks/results/go_ladder/ give (``python benchmarks/go_ladder.py --table``)."""
