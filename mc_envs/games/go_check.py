@@ -217,7 +217,7 @@ def check_state(data: np.ndarray, config: tuple = (9, 7.5, None, 8)) -> None:
     over = int(s[layout.PASSES] >= 2 or s[layout.MOVES] >= max_moves)
     result = 0
     if over:
-        black, white = layout.area(np.asarray(data))
+        black, white = layout.area(np.array(data))  # a copy: area() writes while it counts
         margin = 2 * (black - white) - komi2
         result = (margin > 0) - (margin < 0)
     if s[layout.OVER] != over:

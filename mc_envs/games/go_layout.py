@@ -242,14 +242,16 @@ def _remember(state, h):
         i = (i + 1) & (t - 1)
 
 
+_LINKED = 4  # area(): an empty point on its stack holds _LINKED + the point below it (0: none)
+
+
 @njit(cache=True, nogil=True)
 def area(state: np.ndarray) -> tuple[int, int]:
     """Tromp-Taylor area of (Black, White): stones plus the empty regions that reach only that
-    colour (no komi)."""
+    colour (no komi). ``state`` must be writable: each region's flood fill keeps its stack in
+    the empty points themselves (no allocation; compiling numba's allocators cost the move
+    kernel 0.2-0.3 s), and the board is left as it was."""
     n, s = state[SIZE], state[STRIDE]
-    p = s * s
-    seen_ = np.zeros(p, np.bool_)
-    stack = np.empty(p, np.int64)
     black = white = 0
     for r in range(n):
         for col in range(n):
@@ -259,27 +261,29 @@ def area(state: np.ndarray) -> tuple[int, int]:
                 black += 1
             elif v == WHITE:
                 white += 1
-            elif not seen_[pt]:
-                seen_[pt] = True
-                stack[0] = pt
-                top, size, reach = 1, 0, 0
+            elif v == EMPTY:
+                state[BOARD + pt] = _LINKED
+                top, size, reach = pt, 0, 0
                 while top:
-                    top -= 1
-                    x = stack[top]
+                    x = top
+                    top = state[BOARD + x] - _LINKED
                     size += 1
                     for q in (x - s, x - 1, x + 1, x + s):
                         u = state[BOARD + q]
                         if u == EMPTY:
-                            if not seen_[q]:
-                                seen_[q] = True
-                                stack[top] = q
-                                top += 1
-                        elif u != OFF:
+                            state[BOARD + q] = _LINKED + top
+                            top = q
+                        elif EMPTY < u < OFF:  # a stone
                             reach |= u
                 if reach == BLACK:
                     black += size
                 elif reach == WHITE:
                     white += size
+    for r in range(n):
+        for col in range(n):
+            pt = (r + 1) * s + col + 1
+            if state[BOARD + pt] >= _LINKED:
+                state[BOARD + pt] = EMPTY
     return black, white
 
 
