@@ -174,11 +174,13 @@ def twin(kernel: Any, cheaper: Any) -> None:
 
 def parts(kernel: Any, *calls: tuple[Any, ...]) -> None:
     """Declares callees of ``kernel``, each ``(dispatcher, *argument types)`` as ``kernel``
-    calls it, that a cold env's compiling child compiles before its stages
+    calls it, that the process which does not compile ``kernel`` compiles first
     (:func:`compile_parts`): the last ones ``kernel`` reaches (numba compiles the callees in the
-    order its code reads them). While the parent compiles ``kernel`` from its first callee, the
-    child caches them, and the parent loads them from the cache when it gets there (Go's move:
-    the scoring at the end of the game, a quarter of its compiling)."""
+    order its code reads them). While one process compiles ``kernel`` from its first callee, the
+    other caches them, and the first loads them from the cache when it gets there (Go's move:
+    the scoring at the end of the game, which a cold env's child compiles while a search's
+    process compiles the move; Go's legal moves: the superko test, which the search's process
+    compiles before the move, see :mod:`mc_envs.interpret`)."""
     kernel.parts = calls
 
 

@@ -335,6 +335,32 @@ PARTS = DONE + textwrap.dedent(
 )
 
 
+# And the legal moves declare their superko test: the search's process compiles it before the
+# move, and the child's legal moves load it.
+LEGAL_PARTS = DONE + textwrap.dedent(
+    """
+    import numpy as np
+    from mc_envs._numba import compile_parts
+    from mc_envs.games import go, go_layout
+    if sys.argv[1] == "parent":
+        compile_parts(go.legal)
+    else:
+        state = go_layout.new_state(9, 7.5, None, 8)
+        go.legal(state, go.workspace(state), np.zeros(82, np.int64))
+    print(json.dumps({"done": done}))
+    """
+)
+
+
+def test_the_legal_moves_load_the_superko_test_their_part_compiled_beforehand(tmp_path):
+    cache = tmp_path / "cache"
+    parent = python_json(LEGAL_PARTS.replace("sys.argv[1]", "'parent'"), cache)["done"]
+    assert "go_legal._repeats" in parent and "go_legal.legal" not in parent, parent
+    child = python_json(LEGAL_PARTS.replace("sys.argv[1]", "'child'"), cache)["done"]
+    assert "go_legal.legal" in child and "go_legal.legal_words" in child, child
+    assert "go_legal._repeats" not in child, child  # loaded: the declared types are the called
+
+
 def test_a_child_compiles_the_parts_of_the_move_and_the_move_loads_them(tmp_path):
     cache = tmp_path / "cache"
     child = python_json(PARTS.replace("sys.argv[1]", "'child'"), cache)["done"]
