@@ -64,7 +64,7 @@ def exercise(env: Any, wishes: Child | None = None) -> None:
         if wished and _costly(env, wished[0]):  # what it calls first, compiled
             wished = [name for name in CALLED if name in todo] or wished
         names = wished or list(todo)
-        for kernel in _taken(env, taken) if first and wishes.listening() else ():
+        for kernel in _kernels(env, taken) if first and wishes.listening() else ():
             # before anything else, the parts of the kernel the parent compiles (Go's move: its
             # scoring), which the parent then loads: its search waits for that kernel
             compile_parts(kernel)
@@ -117,17 +117,17 @@ def _costly(env: Any, name: str) -> bool:
     return any(getattr(env.kernel, field) in reach(playout) for field in CALLED)
 
 
-def _taken(env: Any, taken: set[str]) -> list[Any]:
-    """The kernels the parent compiles itself (``taken``) that the cache lacks yet."""
-    kernels = (getattr(env.kernel, name, None) for name in taken)
-    return [k for k in kernels if k is not None and not is_cached(k)]
+def _kernels(env: Any, names: set[str]) -> list[Any]:
+    """The env's kernels of these :class:`~mc_envs.kernel.Kernel` fields (those it has)."""
+    kernels = (getattr(env.kernel, name, None) for name in names)
+    return [k for k in kernels if k is not None]
 
 
 def _pending(env: Any, taken: set[str]) -> list[Any]:
-    """The kernels of :func:`_taken` that the playout calls (Go's ``play``; Morpion's playout
-    makes its moves without ``play``)."""
+    """The kernels the parent compiles itself (``taken``) that the playout calls and the cache
+    lacks yet (Go's ``play``; Morpion's playout makes its moves without ``play``)."""
     called = reach(env.kernel.playout)
-    return [k for k in _taken(env, taken) if k in called]
+    return [k for k in _kernels(env, taken) if k in called and not is_cached(k)]
 
 
 def _await(env: Any, wishes: Child, taken: set[str]) -> None:

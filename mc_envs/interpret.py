@@ -161,7 +161,6 @@ def _rule(dispatcher: Any, args: tuple) -> bool:
     if not _lacks(dispatcher, args, now):
         return False
     if _sharing[0] and _depth[0] == 0 and _take(dispatcher):
-        _others_parts(dispatcher)
         return False
     _until[dispatcher] = now + POLL
     interpreted[0] += 1
@@ -172,27 +171,21 @@ def _take(dispatcher: Any) -> bool:
     """Whether this process compiles a game kernel it would run as Python: the one of
     :data:`~mc_envs.wishes.CALLED` (every search calls them) that compiles for the longest of
     those not cached (:func:`~mc_envs._numba.weight`), unless its game's child is compiling it
-    (:meth:`mc_envs.wishes.Parent.take`): the child takes the others."""
+    (:meth:`mc_envs.wishes.Parent.take`): the child takes the others. Before it, this process
+    compiles the parts of the others that the child is not compiling now (Go's superko test,
+    while the child compiles the move's scoring, the move's part): each process then loads the
+    other's, and both end sooner."""
     key = timed.get(dispatcher)
     if key is None or key[1] not in CALLED:
         return False
     game, name = key
     channel = _channels.get(game)
-    return channel is not None and channel.take(name, lambda: _heaviest(dispatcher, game))
-
-
-def _others_parts(dispatcher: Any) -> None:
-    # Before the kernel it takes, this process compiles the parts of the other kernels every
-    # search calls that the child has not started (Go's superko test, while the child compiles
-    # the move's scoring, the move's part): each process then loads the other's, and both end
-    # sooner.
-    game = timed[dispatcher][0]
-    channel = _channels.get(game)
-    if channel is None:
-        return
+    if channel is None or not channel.take(name, lambda: _heaviest(dispatcher, game)):
+        return False
     for kernel in _others(dispatcher, game):
         if not channel.compiling(timed[kernel][1]):
             compile_parts(kernel)
+    return True
 
 
 def _heaviest(dispatcher: Any, game: str) -> bool:

@@ -387,15 +387,19 @@ def test_the_results_page_has_the_cold_start_tables():
     assert missing == [], "run benchmarks/cold_start.py --markdown and update docs/results.md"
 
 
+def _cold_start_rows(name: str) -> tuple[list[str], str]:
+    """The table rows ``cold_start.py --markdown`` makes of the report ``name``, and the page."""
+    cold_start = runpy.run_path(str(ROOT / "benchmarks" / "cold_start.py"))
+    table = cold_start["markdown"](_report(name))
+    return [line for line in table.splitlines() if line.startswith("| `")], RESULTS.read_text()
+
+
 def test_the_results_page_has_the_vector_envs_cold_start_after_the_stand_in():
     """The vector envs' table measured after their batch step ran as Python while it compiled
     (``cold_start.py --kinds vector --repeat 3 --out
     benchmarks/results/cold_start_vector_standin_2026-11-29.json``) is on the results page."""
-    cold_start = runpy.run_path(str(ROOT / "benchmarks" / "cold_start.py"))
-    report = _report("cold_start_vector_standin_2026-11-29.json")
-    rows = [line for line in cold_start["markdown"](report).splitlines() if line.startswith("| `")]
+    rows, page = _cold_start_rows("cold_start_vector_standin_2026-11-29.json")
     assert len(rows) == 10  # every id's vector env
-    page = RESULTS.read_text()
     assert [row for row in rows if row not in page] == []
 
 
@@ -404,14 +408,11 @@ def test_the_results_page_has_the_searches_cold_start_after_the_parts():
     processes (``cold_start.py --repeat 3 --cases CASE --out
     benchmarks/results/cold_start_searches_2026-11-29.json``) are on the results page, beside
     the same cases at the commit before."""
-    cold_start = runpy.run_path(str(ROOT / "benchmarks" / "cold_start.py"))
-    report = _report("cold_start_searches_2026-11-29.json")
-    rows = [line for line in cold_start["markdown"](report).splitlines() if line.startswith("| `")]
+    rows, page = _cold_start_rows("cold_start_searches_2026-11-29.json")
     assert len(rows) == 5
-    page = RESULTS.read_text()
     assert [row for row in rows if row not in page] == []
     before = _report("cold_start_searches_2026-11-29_before.json")["cases"]
-    assert before.keys() == report["cases"].keys()
+    assert before.keys() == _report("cold_start_searches_2026-11-29.json")["cases"].keys()
     for name, case in before.items():
         figure = f"{case['cold']['first_s']:.2f} s"
         assert figure in page, (name, figure)

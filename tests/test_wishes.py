@@ -162,11 +162,11 @@ def test_the_parent_leaves_a_kernels_parts_to_a_child_that_compiles_it(monkeypat
     monkeypatch.setattr(interpret, "timed", {go.play: ("go", "play"), go.legal: ("go", "legal")})
     with _pair() as (parent, child):
         monkeypatch.setattr(interpret, "_channels", {"go": parent})
-        interpret._others_parts(go.play)
+        interpret._take(go.play)
         assert compiled == [go.legal]
         child.at(["legal", "score"])
         assert parent.compiling("legal") and not parent.compiling("play")
-        interpret._others_parts(go.play)
+        interpret._take(go.play)
         assert compiled == [go.legal]  # the child's now
 
 
@@ -196,7 +196,7 @@ def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
     with interpret.everything():  # a state made as Python: nothing compiles here
         env = gym.make("mc_envs/Go-v0", size=5).unwrapped
     done, looks = [], []
-    cached_after = 4  # the parent's move lands in the cache at the fourth look
+    cached_after = 3  # the parent's move lands in the cache at the third look
 
     def is_cached(kernel):
         looks.append(kernel)
