@@ -1,8 +1,10 @@
 """The README: its API example runs as written (with a shorter time limit), it stays a front page,
 its links and images are absolute URLs (it is the PyPI description too) that lead to files of the
-tree, its code fits the page, and its headline figures are those of the results page. The
-examples that moved to the guides run in tests/test_docs.py, with the same checks."""
+tree, its code fits the page, and its figures are those of the results page (the headline ones,
+and a cold vector env's first step against pgx's). The examples that moved to the guides run in
+tests/test_docs.py, with the same checks."""
 
+import json
 import re
 from pathlib import Path
 
@@ -112,3 +114,17 @@ def test_the_headline_figures_are_those_of_the_results_page():
     results = RESULTS.read_text()
     missing = [f for f in figures if not re.search(rf"(?<![\d.,]){re.escape(f)}(?![\d,])", results)]
     assert missing == [], f"README figures that the results page does not have: {missing}"
+
+
+def test_the_vector_envs_cold_first_step_against_pgx_is_the_results_pages_run():
+    """The front page's range of a cold vector env's first step over pgx's is the one of the
+    cold-start run on the results page (``benchmarks/results/cold_start.json``)."""
+    cases = json.loads((ROOT / "benchmarks" / "results" / "cold_start.json").read_text())["cases"]
+    ratios = [
+        case["cold"]["first_step_s"] / case["pgx"]["first_step_s"]
+        for case in cases.values()
+        if case["group"] == "vector" and case.get("pgx")
+    ]
+    assert len(ratios) == 3  # Connect Four, Tic-Tac-Toe, Go
+    figure = f"{min(ratios):.2f}x to {max(ratios):.2f}x the time of pgx's first step"
+    assert figure in " ".join(README.read_text().split())
