@@ -346,6 +346,9 @@ def _figures_from_the_reports():
     figures.append(f"({compiled[0]:.1f} s against {compiled[1]:.1f} s)")
     for name in ("Go-v0 uct", "Go-v0 search_batch", "MorpionSolitaire5T-v0 nrpa"):
         figures.append(f"{cases[name]['cold']['first_s']:.2f} s")
+    slower = _report("cold_start_searches_2026-11-29.json")["cases"]  # a slower hour
+    for name in ("Go-v0 puct", "Go-v0 search_batch", "MorpionSolitaire5D-v0 nrpa"):
+        figures.append(f"{slower[name]['cold']['first_s']:.2f} s")
     for name in sorted(REPORTS.glob("cluster_bench_l3_*.json")):
         rates = {
             (m["scheme"], m["workers"]): m["playouts_per_s"] for m in _report(name.name)["measured"]
