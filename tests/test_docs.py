@@ -420,6 +420,22 @@ def test_the_changelog_has_the_figures_of_the_cold_start_runs_measured_again():
     assert missing == [], f"figures of benchmarks/results/ that CHANGELOG.md lacks: {missing}"
 
 
+def test_the_results_page_has_the_go_ladders_table():
+    """The ladder's table on the results page is the one its records under
+    benchmarks/results/go_ladder/ give (``python benchmarks/go_ladder.py --table``)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import go_ladder
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    found = go_ladder.rows()
+    assert any(row["summary"]["games"] >= 50 for row in found)
+    page = RESULTS.read_text()
+    missing = [line for line in go_ladder.table(found).splitlines() if line not in page]
+    missing += [line for line in go_ladder.specs().splitlines() if line not in page]
+    assert missing == [], "run python benchmarks/go_ladder.py --table and update docs/results.md"
+
+
 def test_the_results_page_has_the_figures_of_its_reports():
     page = " ".join(RESULTS.read_text().split())  # a figure may wrap at a space
     figures = _figures_from_the_reports()
