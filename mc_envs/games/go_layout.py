@@ -275,14 +275,12 @@ def area(state: np.ndarray) -> tuple[int, int]:
                             top = q
                         elif EMPTY < u < OFF:  # a stone
                             reach |= u
+                state[BOARD + pt] = EMPTY  # the region's other points come later in the scan
                 if reach == BLACK:
                     black += size
                 elif reach == WHITE:
                     white += size
-    for r in range(n):
-        for col in range(n):
-            pt = (r + 1) * s + col + 1
-            if state[BOARD + pt] >= _LINKED:
+            else:  # a point of a region counted from an earlier point: put back as it was
                 state[BOARD + pt] = EMPTY
     return black, white
 
