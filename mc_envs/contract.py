@@ -1,4 +1,5 @@
-"""The planning-env contract as a type: :class:`PlanningContract` (described in :mod:`mc_envs.core`)."""
+"""The planning-env contract as a type: :class:`PlanningContract` (described in :mod:`mc_envs.core`),
+and :class:`Drawn`, what the front end uses of a built-in env beside it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,11 @@ class PlanningContract(Protocol):
     """
 
     action_space: gym.spaces.Discrete
+
+    @property
+    def unwrapped(self) -> gym.Env:
+        """The env itself (Gymnasium's ``unwrapped``)."""
+        ...
 
     @property
     def current_player(self) -> int:
@@ -59,4 +65,28 @@ class PlanningContract(Protocol):
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Gymnasium's ``step``."""
+        ...
+
+
+class Drawn(PlanningContract, Protocol):
+    """What the front end (:mod:`mc_envs.render`) uses of an unwrapped built-in env, beside the
+    contract: its game's name (which picks the drawing), its render mode, the text of a move, and
+    the ``"human"`` mode's window, made on first use."""
+
+    metadata: dict[str, Any]
+    _render_window: object
+    _render_surface: object
+
+    @property
+    def game(self) -> str:
+        """The game's name (:data:`mc_envs.registry.GAMES`)."""
+        ...
+
+    @property
+    def render_mode(self) -> str | None:
+        """Gymnasium's ``render_mode``."""
+        ...
+
+    def action_to_string(self, action: int) -> str:
+        """A move as the game writes it."""
         ...

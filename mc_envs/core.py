@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 import gymnasium as gym
 import numpy as np
@@ -168,6 +168,8 @@ class PlanningEnv(SearchHooks, gym.Env[np.ndarray, np.int64]):
     _state: np.ndarray
     _ws: np.ndarray  # the kernel's scratch array, and the legal actions' buffer: set with _state
     _out: np.ndarray
+    _render_window: object  # the "human" mode's window (mc_envs.render.window), made on first use
+    _render_surface: object
     max_score: float | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -457,3 +459,10 @@ class PlanningEnv(SearchHooks, gym.Env[np.ndarray, np.int64]):
 
     def _ansi(self) -> str:
         raise NotImplementedError
+
+
+def unwrap(env: gym.Env) -> PlanningEnv:
+    """``env.unwrapped``: the planning env under a (possibly wrapped) env, typed as the
+    :class:`PlanningEnv` every built-in env is. A user's env that only provides
+    :class:`PlanningContract` gets the agents' generic paths, which use no more than that."""
+    return cast(PlanningEnv, env.unwrapped)

@@ -29,7 +29,7 @@ import pickle
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,11 +38,14 @@ from mc_envs.interpret import everything
 from mc_envs.rng import rng_state
 from mc_envs.wishes import CALLED, ENV, Child
 
+if TYPE_CHECKING:
+    from mc_envs.core import PlanningEnv
+
 EPISODES, STEPS = 2, 400  # what the child plays: enough to reach every kernel a step calls
 WAIT, POLL = 30.0, 0.05  # seconds: the longest wait for the parent's kernels, between two looks
 
 
-def exercise(env: Any, wishes: Child | None = None) -> None:
+def exercise(env: PlanningEnv, wishes: Child | None = None) -> None:
     """Plays the env through its whole interface, which compiles its kernels: from its first
     state (made as Python), the :data:`STAGES` in the order ``wishes`` asks (else as listed),
     but for those its parent compiles itself, then :data:`EPISODES` random episodes of at most
@@ -107,7 +110,7 @@ def _drop(todo: dict[str, Any], stage: Any) -> list[str]:
     return names
 
 
-def _costly(env: Any, name: str) -> bool:
+def _costly(env: PlanningEnv, name: str) -> bool:
     """Whether a stage compiles for seconds before it serves: a playout without a twin that
     calls the kernels of :data:`~mc_envs.wishes.CALLED` (they come first: the searches call them
     too); Morpion's calls neither."""
@@ -117,20 +120,20 @@ def _costly(env: Any, name: str) -> bool:
     return any(getattr(env.kernel, field) in reach(playout) for field in CALLED)
 
 
-def _kernels(env: Any, names: set[str]) -> list[Any]:
+def _kernels(env: PlanningEnv, names: set[str]) -> list[Any]:
     """The env's kernels of these :class:`~mc_envs.kernel.Kernel` fields (those it has)."""
     kernels = (getattr(env.kernel, name, None) for name in names)
     return [k for k in kernels if k is not None]
 
 
-def _pending(env: Any, taken: set[str]) -> list[Any]:
+def _pending(env: PlanningEnv, taken: set[str]) -> list[Any]:
     """The kernels the parent compiles itself (``taken``) that the playout calls and the cache
     lacks yet (Go's ``play``; Morpion's playout makes its moves without ``play``)."""
     called = reach(env.kernel.playout)
     return [k for k in _kernels(env, taken) if k in called and not is_cached(k)]
 
 
-def _await(env: Any, wishes: Child, taken: set[str]) -> None:
+def _await(env: PlanningEnv, wishes: Child, taken: set[str]) -> None:
     """Waits, :data:`WAIT` seconds at most, until the cache has the kernels the parent compiles
     itself, or the parent has gone (its pipe closed): a playout calls them (Go's ``play``, 2.4
     s), which this child would compile a second time."""
@@ -139,29 +142,29 @@ def _await(env: Any, wishes: Child, taken: set[str]) -> None:
         time.sleep(POLL)
 
 
-def _observe(env: Any, legal: np.ndarray) -> None:
+def _observe(env: PlanningEnv, legal: np.ndarray) -> None:
     env.observation()
 
 
-def _legal(env: Any, legal: np.ndarray) -> None:
+def _legal(env: PlanningEnv, legal: np.ndarray) -> None:
     env.restore_state(env.clone_state())  # forgets the moves listed: the kernel lists them
     env.legal_actions()
     env.score  # noqa: B018 - a property that may call a kernel
 
 
-def _play(env: Any, legal: np.ndarray) -> None:
+def _play(env: PlanningEnv, legal: np.ndarray) -> None:
     snapshot = env.clone_state()
     env.play_move(int(legal[0]))  # its legality read from the moves listed, not listed again
     env.restore_state(snapshot)
 
 
-def _codes(env: Any, legal: np.ndarray) -> None:
+def _codes(env: PlanningEnv, legal: np.ndarray) -> None:
     """NRPA's move codes, with the argument types of its generic path."""
     moves, codes = _moves(env, legal)
     env.legal_codes(moves, codes)
 
 
-def _select(env: Any, legal: np.ndarray) -> None:
+def _select(env: PlanningEnv, legal: np.ndarray) -> None:
     """Each of NRPA's selective filters, as its generic path calls them."""
     moves, codes = _moves(env, legal)
     env.legal_codes(moves, codes)
@@ -173,20 +176,20 @@ def _select(env: Any, legal: np.ndarray) -> None:
         env.select_moves(moves.copy(), codes.copy(), len(legal), key)
 
 
-def _bias(env: Any, legal: np.ndarray) -> None:
+def _bias(env: PlanningEnv, legal: np.ndarray) -> None:
     """NRPA's move bias (``bias=``, the rarest of its calls)."""
     moves, _ = _moves(env, legal)
     env.move_bias(moves, len(legal), np.zeros(len(moves)))
 
 
-def _moves(env: Any, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _moves(env: PlanningEnv, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # the generic path's move and code buffers, one slot an action
     moves = np.zeros(int(env.action_space.n), np.int64)
     moves[: len(legal)] = legal
     return moves, np.zeros_like(moves)
 
 
-def _playout(env: Any, legal: np.ndarray) -> None:
+def _playout(env: PlanningEnv, legal: np.ndarray) -> None:
     """A playout by the game's compiled ``playout`` kernel (every search calls it, an env step
     does not), its :func:`~mc_envs._numba.twin` first: what stands in for it meanwhile."""
     kernel = env.kernel

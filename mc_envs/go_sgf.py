@@ -30,11 +30,13 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mc_envs.records import Verdict, write_atomic
 
 if TYPE_CHECKING:
+    import gymnasium as gym
+
     from mc_envs.envs.go import GoEnv
     from mc_envs.state import State
 
@@ -100,24 +102,25 @@ def margin(env: GoEnv) -> float:
 
 
 def game_record(
-    env: Any, actions: list[int], *, black: str | None = None, white: str | None = None
+    env: gym.Env, actions: list[int], *, black: str | None = None, white: str | None = None
 ) -> GoRecord:
     """The record of a game played on ``env`` (a Go env, unwrapped, at the game's last
     position): ``RE`` from our score if the game is over (or stopped at the move cap, with a
     ``GC`` saying so), else none."""
-    env = getattr(env, "unwrapped", env)
-    over = len(env.legal_actions()) == 0
-    cut = over and bool(env.kernel.truncated(env.state_view))
+    go = cast("GoEnv", env.unwrapped)
+    over = len(go.legal_actions()) == 0
+    truncated = go.kernel.truncated
+    cut = over and truncated is not None and bool(truncated(go.state_view))
     return GoRecord(
-        size=int(env.size),
-        komi=float(env.komi),
+        size=int(go.size),
+        komi=float(go.komi),
         actions=tuple(int(a) for a in actions),
         colours=tuple(i % 2 for i in range(len(actions))),
-        result=result_text(margin(env)) if over else None,
+        result=result_text(margin(go)) if over else None,
         black=black,
         white=white,
         rules=RULES,
-        comment=cap_note(env.max_moves) if cut else None,
+        comment=cap_note(go.max_moves) if cut else None,
     )
 
 
@@ -160,7 +163,7 @@ def write_sgf(path: str | os.PathLike, record: GoRecord, *, date: _dt.date | Non
 
 def save_game(
     path: str | os.PathLike,
-    env: Any,
+    env: gym.Env,
     actions: list[int],
     *,
     black: str | None = None,

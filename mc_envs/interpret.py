@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs._numba import (
     Interpretable,
@@ -50,6 +50,9 @@ from mc_envs._numba import (
 )
 from mc_envs.spawning import AFTER, spawn, wait_for
 from mc_envs.wishes import CALLED, Parent
+
+if TYPE_CHECKING:
+    from mc_envs.search_hooks import SearchHooks
 
 try:
     import fcntl
@@ -293,7 +296,7 @@ def constructor(init: Callable[..., None]) -> Callable[..., None]:
     return construct
 
 
-def begin(env: Any) -> None:
+def begin(env: SearchHooks) -> None:
     """Once an env is made: if its game's kernels are not cached (and no child was started for
     that game in this process), starts the child that compiles them, and interprets them
     meanwhile; or, if another process's child compiles them, interprets them until it ends."""
@@ -377,7 +380,7 @@ def _claim(path: Path) -> int | None:
     return fd
 
 
-def _start(env: Any, lock: int) -> None:
+def _start(env: SearchHooks, lock: int) -> None:
     try:
         _spawn(env, lock)
     finally:
@@ -385,7 +388,7 @@ def _start(env: Any, lock: int) -> None:
             os.close(lock)  # the child holds the lock through its copy of the file, if it started
 
 
-def _spawn(env: Any, lock: int) -> None:
+def _spawn(env: SearchHooks, lock: int) -> None:
     keep = (lock,) if lock >= 0 else ()
     if fcntl is None:  # Windows: no descriptor passes to a child; the stages in their order
         helper(env, keep)

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 GROUP = "mc_envs.opponents"
 PREFIX_END = ":"
@@ -27,7 +30,7 @@ PREFIX_END = ":"
 class Player(Protocol):
     """A player: chooses a move of the game ``env`` is in (``env`` unchanged when it returns)."""
 
-    def act(self, env: Any) -> int:
+    def act(self, env: gym.Env) -> int:
         """The chosen action."""
         ...
 

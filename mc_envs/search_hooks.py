@@ -6,12 +6,15 @@ without the step's observation, NRPA's move codes, selective filters and move bi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 import numpy as np
 
 from mc_envs.kernel import Kernel
 from mc_envs.rng import Rng
+
+if TYPE_CHECKING:
+    from mc_envs.contract import PlanningContract
 
 
 class SearchHooks:
@@ -57,7 +60,9 @@ class SearchHooks:
         whose :meth:`play_move` is another (a subclass's, or one set on the instance) has its
         moves made by it, checked."""
         if getattr(self.play_move, "__func__", None) is not SearchHooks.play_move:
-            return playout_by_moves(self, self.play_move, choose, rng, seq, start)
+            return playout_by_moves(
+                cast("PlanningContract", self), self.play_move, choose, rng, seq, start
+            )
         n = 0
         kernel, state, ws, out = self.kernel, self._state, self._ws, self._out
         while True:
@@ -124,7 +129,7 @@ class SearchHooks:
 
 
 def playout_by_moves(
-    env: Any,
+    env: PlanningContract,
     move: Callable[[int], object],
     choose: Callable[[np.ndarray, Rng], int],
     rng: Rng,

@@ -14,9 +14,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 NO_LIMIT = np.iinfo(np.int64).max
 NEG_INF = -1.0e300
@@ -204,7 +207,7 @@ class Searcher:
 
     def search(
         self,
-        env: Any,
+        env: gym.Env,
         *,
         time_limit: float | None = None,
         playouts: int | None = None,
@@ -224,7 +227,7 @@ class Searcher:
         """
         return self.dispatch(env, Budget(time_limit, playouts, iterations, callback), **options)
 
-    def dispatch(self, env: Any, budget: Budget, **options: Any) -> SearchResult:
+    def dispatch(self, env: gym.Env, budget: Budget, **options: Any) -> SearchResult:
         """Runs the search where it runs: here, in this process (parallel agents override it)."""
         return self.run_search(env, budget, **options)
 
@@ -232,7 +235,7 @@ class Searcher:
     #: the options it takes (NMCS's ``checkpoint`` ...); any other is a TypeError.
     run_search: Callable[..., SearchResult]
 
-    def act(self, env: Any) -> int:
+    def act(self, env: gym.Env) -> int:
         """The move to play from the env's state."""
         raise NotImplementedError
 

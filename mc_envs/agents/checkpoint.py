@@ -21,19 +21,23 @@ import hashlib
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mc_envs.core import unwrap
 from mc_envs.records import write_atomic
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 FORMAT = "mc-envs/checkpoint"
 FILE_VERSION = 1
 
 
-def state_fingerprint(env: Any) -> dict[str, str]:
+def state_fingerprint(env: gym.Env) -> dict[str, str]:
     """The game and a hash of the env's current state (its ``clone_state()`` data)."""
-    base = env.unwrapped
+    base = unwrap(env)
     snap = base.clone_state()
     data = getattr(snap, "data", None)
     raw = np.ascontiguousarray(data).tobytes() if data is not None else repr(snap).encode()
@@ -114,13 +118,13 @@ class Checker:
 
     Args:
         path: the file, for messages.
-        env: the searched env (``env.unwrapped``), at the searched state.
+        env: the searched env (``unwrap(env)``), at the searched state.
         max_moves: the longest game from that state.
     """
 
-    def __init__(self, path: str, env: Any, max_moves: int) -> None:
+    def __init__(self, path: str, env: gym.Env, max_moves: int) -> None:
         self.path = path
-        self.env = env.unwrapped
+        self.env = unwrap(env)
         self.max_moves = int(max_moves)
         self.max_actions = int(self.env.action_space.n)
 
@@ -205,7 +209,7 @@ class Checker:
             env.restore_state(snap)
 
 
-def check_checkpoint(data: dict[str, Any], algo: str, params: dict[str, Any], env: Any) -> None:
+def check_checkpoint(data: dict[str, Any], algo: str, params: dict[str, Any], env: gym.Env) -> None:
     """Refuses to resume a checkpoint of another algorithm, parameters or position.
 
     Raises:

@@ -29,12 +29,16 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mc_envs.interpret as interpret
 import mc_envs.spawning as spawning
 from mc_envs._numba import is_cached
 from mc_envs.agents.base import Budget
+
+if TYPE_CHECKING:
+    import gymnasium as gym
+
 
 POLL = 0.25  # seconds between two looks at the cache
 STEP_UP = 1.0  # seconds of plain Python after which a stand-in with no clock may compile helpers
@@ -141,7 +145,7 @@ class StandIn:
         }
 
 
-def stand_in(agent: Any, env: Any, entries: list[Any]) -> StandIn | None:
+def stand_in(agent: Any, env: gym.Env, entries: list[Any]) -> StandIn | None:
     """A :class:`StandIn` when ``entries`` are not compiled yet and a child can compile them;
     None when they are (or when the stand-in is off, or the search cannot be sent to a child:
     the caller then compiles before its clock, as without this module)."""

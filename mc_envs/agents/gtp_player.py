@@ -33,9 +33,13 @@ import tempfile
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
+from mc_envs.core import unwrap
 from mc_envs.state import State
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 STARTUP_TIMEOUT = 120.0  # seconds for the first answer (an engine may load a network)
 COMMAND_TIMEOUT = 30.0
@@ -256,7 +260,7 @@ class GtpPlayer:
         """A new game: the engine's board is brought to the env's at the next move."""
         self.resigned = False
 
-    def act(self, env: Any) -> int:
+    def act(self, env: gym.Env) -> int:
         """The engine's move for the player to move (``genmove``), after its board is the env's.
 
         The env is only read: the player follows the game on an env of its own.
@@ -265,8 +269,10 @@ class GtpPlayer:
             ValueError: the env is not Go or the game is over.
             GtpError: see :meth:`send`; also an engine move that is illegal in the env.
         """
-        base = env.unwrapped
-        if getattr(base, "game", None) != "Go":
+        from mc_envs.envs.go import GoEnv
+
+        base = unwrap(env)
+        if not isinstance(base, GoEnv):
             raise ValueError(f"gtp: a GTP engine plays Go only, not {type(base).__name__}")
         if len(base.legal_actions()) == 0:
             raise ValueError("no legal move: the game is over")
@@ -294,7 +300,7 @@ class GtpPlayer:
         self._states.append(sim.clone_state())
         return action
 
-    def final_score(self, env: Any) -> str:
+    def final_score(self, env: gym.Env) -> str:
         """The engine's own count of the env's position (GTP ``final_score``: ``"B+3.5"``,
         ``"W+0.5"``, ``"0"``), after its board is brought to the env's (the last passes sent).
 
@@ -302,8 +308,10 @@ class GtpPlayer:
             ValueError: the env is not Go.
             GtpError: see :meth:`send` (an engine without ``final_score`` refuses it).
         """
-        base = env.unwrapped
-        if getattr(base, "game", None) != "Go":
+        from mc_envs.envs.go import GoEnv
+
+        base = unwrap(env)
+        if not isinstance(base, GoEnv):
             raise ValueError(f"gtp: a GTP engine plays Go only, not {type(base).__name__}")
         self._shadow(base)
         self._sync(base.clone_state(), int(base.size), float(base.komi))

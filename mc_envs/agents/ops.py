@@ -23,14 +23,14 @@ import functools
 import types
 from collections import namedtuple
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 
 from mc_envs._numba import instantiate, njit
 from mc_envs.agents.common import count_playout, record
-from mc_envs.core import Kernel, random_policy
+from mc_envs.core import Kernel, PolicyFactory, random_policy, unwrap
 from mc_envs.kernel import (
     KernelBindings,
     k_bias,
@@ -47,6 +47,11 @@ from mc_envs.kernel import (
 )
 from mc_envs.rng import PLAIN_RNG, PlainRngView
 from mc_envs.search_hooks import playout_by_moves
+
+if TYPE_CHECKING:
+    import gymnasium as gym
+
+    from mc_envs.contract import PlanningContract
 
 Game = namedtuple("Game", "states ws")
 Game.__doc__ = """The game side of a search: ``states`` (a slot store: a 2-D array, one state per row, or
@@ -267,9 +272,9 @@ def prior_op(kernel: Kernel, name: str, fn: Any = None) -> Any:
     )
 
 
-def compiled_states(env: Any, slots: int) -> np.ndarray:
+def compiled_states(env: gym.Env, slots: int) -> np.ndarray:
     """A store of ``slots`` states, every row a copy of the env's current state array."""
-    return np.tile(env.unwrapped.state_view, (slots, 1))
+    return np.tile(unwrap(env).state_view, (slots, 1))
 
 
 # -- generic binding: states is an EnvStates over the contract ------------------------------------
@@ -279,12 +284,12 @@ class EnvStates:
     """Slots of snapshots over one working env, restoring only when the slot in use changes.
 
     Args:
-        env: an env implementing the planning-env contract (``env.unwrapped`` is used).
+        env: an env implementing the planning-env contract (``unwrap(env)`` is used).
         slots: how many snapshots to hold; all start as the env's current state.
     """
 
-    def __init__(self, env: Any, slots: int) -> None:
-        self.env = env.unwrapped
+    def __init__(self, env: gym.Env, slots: int) -> None:
+        self.env = unwrap(env)
         root = self.env.clone_state()
         self.snap = [root] * slots
         self.live = 0  # the slot the env currently holds
@@ -311,7 +316,7 @@ class EnvStates:
             self.dirty = False
 
 
-def generic_policy(env: Any, policy: Any) -> Any:
+def generic_policy(env: PlanningContract, policy: str | PolicyFactory | None) -> PolicyFactory:
     """The playout policy factory for the generic path: a callable as given, else the env's own
     policy of that name (``env.policy(name)``), else uniform random for ``None`` / ``"random"``."""
     if callable(policy):

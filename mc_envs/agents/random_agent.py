@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.agents.base import Budget, Searcher, SearchResult
+from mc_envs.core import unwrap
 from mc_envs.rng import Rng
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 class RandomAgent(Searcher):
@@ -26,14 +30,14 @@ class RandomAgent(Searcher):
         """The constructor arguments (for records)."""
         return {"seed": self.seed}
 
-    def act(self, env: Any) -> int:
+    def act(self, env: gym.Env) -> int:
         """A uniformly random legal action."""
-        actions = env.unwrapped.legal_actions()
+        actions = unwrap(env).legal_actions()
         if len(actions) == 0:
             raise ValueError("no legal move: the game is over")
         return self._rng.choice(actions)
 
-    def run_search(self, env: Any, budget: Budget, **options: Any) -> SearchResult:
+    def run_search(self, env: gym.Env, budget: Budget, **options: Any) -> SearchResult:
         """One random game from the env's state (the env is restored afterwards), whatever the
         budget.
 
@@ -44,7 +48,7 @@ class RandomAgent(Searcher):
             raise TypeError(f"RandomAgent.search takes no {', '.join(sorted(options))}")
         import time
 
-        base = env.unwrapped
+        base = unwrap(env)
         start, snapshot = time.perf_counter(), base.clone_state()
         actions: list[int] = []
         try:

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -47,6 +47,10 @@ from mc_envs.agents.base import (
 from mc_envs.agents.compile_ahead import StandIn, stand_in
 from mc_envs.agents.ops import EnvStates, Game, Shared, compiled_states, move_bound
 from mc_envs.agents.parallel.root import ParallelAgent
+from mc_envs.core import unwrap
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 class Program(Protocol):
@@ -115,11 +119,11 @@ class Runs(NamedTuple):
     are_iterations: bool = False
 
     @classmethod
-    def nested(cls, env: Any, budget: Budget) -> Runs:
+    def nested(cls, env: gym.Env, budget: Budget) -> Runs:
         """The runs of a search made of complete runs (NMCS, NRPA): with no budget, one complete
         run (the paper's algorithm); with one, runs restart until it ends (``iterations`` counts
         complete runs), and a run that reaches the env's ``max_score`` ends the search."""
-        bound = getattr(env.unwrapped, "max_score", None)
+        bound = getattr(unwrap(env), "max_score", None)
         restarts = budget.bounded
         return cls(
             limit=budget.iterations if budget.iterations is not None else (None if restarts else 1),
@@ -133,13 +137,13 @@ class Runner:
     program reads its control block, best-sequence record and state store).
 
     Args:
-        env: the env searched (``env.unwrapped`` is used, and left as it was).
+        env: the env searched (``unwrap(env)`` is used, and left as it was).
         budget: what ends the search.
         runs: how complete runs end it (default: no limit, no ``max_score``).
     """
 
-    def __init__(self, env: Any, budget: Budget, runs: Runs | None = None) -> None:
-        self.base = env.unwrapped
+    def __init__(self, env: gym.Env, budget: Budget, runs: Runs | None = None) -> None:
+        self.base = unwrap(env)
         self.budget, self.runs = budget, Runs() if runs is None else runs
         self.control = budget.control()
         self.max_moves = move_bound(self.base)
@@ -388,7 +392,7 @@ class Ran(Generic[P]):
 
 def run(
     program: Callable[[Any, Runner], P],
-    env: Any,
+    env: gym.Env,
     budget: Budget,
     *,
     runs: Runs | None = None,
@@ -436,13 +440,13 @@ class NestedAgent(ParallelAgent):
     returned.
     """
 
-    def program(self, env: Any, runner: Runner) -> NestedProgram:
+    def program(self, env: gym.Env, runner: Runner) -> NestedProgram:
         """This agent's search of ``env`` as a program for ``runner``."""
         raise NotImplementedError
 
     def run_search(
         self,
-        env: Any,
+        env: gym.Env,
         budget: Budget,
         *,
         checkpoint: str | None = None,

@@ -26,7 +26,7 @@ import sys
 import time as _time
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, cast
 
 import gymnasium as gym
 
@@ -40,6 +40,10 @@ from mc_envs.cli.two_player import (
     save_sgf,
     wilson_interval,
 )
+
+if TYPE_CHECKING:
+    from mc_envs.envs.go import GoEnv
+    from mc_envs.envs.two_player import TwoPlayerEnv
 
 GO = "mc_envs/Go-v0"
 GO_KOMI = 7.5  # the arena's komi for Go unless one is given (Go-v0's default too)
@@ -71,9 +75,9 @@ class Match(NamedTuple):
 
 
 @functools.cache
-def _env(env_id: str, kwargs: tuple) -> Any:
+def _env(env_id: str, kwargs: tuple) -> TwoPlayerEnv:
     """One strict env of the game per process (games run one after another in a process)."""
-    return gym.make(env_id, illegal_action="raise", **dict(kwargs)).unwrapped
+    return cast("TwoPlayerEnv", gym.make(env_id, illegal_action="raise", **dict(kwargs)).unwrapped)
 
 
 def _close(agent: Any) -> None:
@@ -113,7 +117,8 @@ def play_one(match: Match, index: int, *, agents: tuple = (None, None), sgf_dir:
         seconds = _time.perf_counter() - start
         entry: dict[str, Any] = {"index": index, "black": "A" if a_first else "B"}
         entry |= {"result": int(r0 if a_first else -r0), "moves": moves}
-        entry |= _go_result(env, (first, second)) if match.env_id == GO else _no_go_result()
+        go = match.env_id == GO
+        entry |= _go_result(cast("GoEnv", env), (first, second)) if go else _no_go_result()
         entry |= {"seconds": round(seconds, 3), "sgf": None}
         if sgf_dir is not None:
             entry["sgf"] = f"game-{index + 1:0{width}d}.sgf"
@@ -129,7 +134,7 @@ def _no_go_result() -> dict[str, Any]:
     return {"score": None, "margin": None, "gtp_score": None, "disagree": None}
 
 
-def _go_result(env: Any, players: tuple) -> dict[str, Any]:
+def _go_result(env: GoEnv, players: tuple) -> dict[str, Any]:
     """Our score of a finished Go game, and the first GTP side's ``final_score`` beside it."""
     from mc_envs.agents.gtp_player import GtpError, GtpPlayer
     from mc_envs.go_sgf import margin, parse_result, result_text
@@ -323,8 +328,8 @@ def _match(
     kwargs = dict(env_kwargs or {})
     if env_id == GO:
         kwargs.setdefault("komi", GO_KOMI)
-        env = _env(env_id, tuple(sorted(kwargs.items())))
-        kwargs |= {"size": int(env.size), "komi": float(env.komi)}
+        go = cast("GoEnv", _env(env_id, tuple(sorted(kwargs.items()))))
+        kwargs |= {"size": int(go.size), "komi": float(go.komi)}
     name_a, name_b = (x if isinstance(x, str) else type(x).__name__ for x in (agent_a, agent_b))
     return Match(env_id, kwargs, name_a, name_b, seed, iterations, time)
 

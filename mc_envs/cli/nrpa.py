@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.cli.input import NATURAL, POSITIVE_FLOAT, POSITIVE_INT, UsageError
+from mc_envs.core import unwrap
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 def add_nrpa_flags(solve: argparse.ArgumentParser) -> None:
@@ -36,9 +40,9 @@ NRPA_VARIANTS = ("tau", "bias", "stabilize", "repeats", "codes", "warm_start", "
 None: the game's default."""
 
 
-def nrpa_variants(args: argparse.Namespace, env: Any) -> dict[str, Any]:
+def nrpa_variants(args: argparse.Namespace, env: gym.Env) -> dict[str, Any]:
     """NRPA's variant options: the game's (``nrpa_variants``), then those given as flags."""
-    options: dict[str, Any] = dict(env.unwrapped.nrpa_variants)
+    options: dict[str, Any] = dict(unwrap(env).nrpa_variants)
     for name in NRPA_VARIANTS:
         value = getattr(args, name, None)
         if value is not None:
@@ -48,15 +52,16 @@ def nrpa_variants(args: argparse.Namespace, env: Any) -> dict[str, Any]:
     return options
 
 
-def record_actions(value: str | Path, env: Any) -> list[int]:
+def record_actions(value: str | Path, env: gym.Env) -> list[int]:
     """The actions of a record of the searched env (``--warm-start``): a solution record, or on
     Morpion an MSR/PentaSol record of the same rules (a file, or a shipped record's name)."""
     from mc_envs.cli.records import is_morpion_record, record_file
+    from mc_envs.envs.morpion import MorpionSolitaireEnv
     from mc_envs.records import read_record
 
     path = record_file(str(value), "--warm-start")
-    base = env.unwrapped
-    if getattr(base, "game", None) == "MorpionSolitaire" and is_morpion_record(path):
+    base = unwrap(env)
+    if isinstance(base, MorpionSolitaireEnv) and is_morpion_record(path):
         from mc_envs import morpion_records
 
         try:
@@ -70,22 +75,21 @@ def record_actions(value: str | Path, env: Any) -> list[int]:
         solution = read_record(path)
     except (OSError, ValueError) as exc:
         raise UsageError(f"--warm-start {value}: {exc}") from None
-    if solution["env_id"] != env.spec.id:
-        raise UsageError(
-            f"--warm-start {value}: a record of {solution['env_id']}, not {env.spec.id}"
-        )
+    env_id = env.spec.id if env.spec is not None else None
+    if solution["env_id"] != env_id:
+        raise UsageError(f"--warm-start {value}: a record of {solution['env_id']}, not {env_id}")
     return [int(a) for a in solution["actions"]]
 
 
-def nrpa_policy(args: argparse.Namespace, env: Any) -> str | tuple[str, ...] | None:
+def nrpa_policy(args: argparse.Namespace, env: gym.Env) -> str | tuple[str, ...] | None:
     """``--policy``, else the game's ``nrpa_portfolio`` if the root workers suffice, else None."""
-    names = tuple(env.unwrapped.nrpa_portfolio)
+    names = tuple(unwrap(env).nrpa_portfolio)
     if args.policy is None and names and args.parallel == "root" and args.workers >= len(names):
         return names
     return args.policy
 
 
-def nrpa_scheme(args: argparse.Namespace, env: Any) -> str:
+def nrpa_scheme(args: argparse.Namespace, env: gym.Env) -> str:
     """``--parallel``, else a race of the game's policies (``nrpa_race``: the 60 s ablation's
     best for SameGame) for NRPA with two or more workers, a budget and no ``--policy``, or with
     ``--heats`` above 1, else root parallelism."""
@@ -94,7 +98,7 @@ def nrpa_scheme(args: argparse.Namespace, env: Any) -> str:
     if args.algo == "nrpa" and (getattr(args, "heats", None) or 1) > 1:
         return "race"
     budget = getattr(args, "time", None) is not None or getattr(args, "playouts", None) is not None
-    races = bool(tuple(env.unwrapped.nrpa_race))
+    races = bool(tuple(unwrap(env).nrpa_race))
     if args.algo == "nrpa" and args.policy is None and args.workers >= 2 and budget and races:
         return "race"
     return "root"

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mc_envs.cli.games import env_kwargs
 from mc_envs.cli.input import UsageError, need
 from mc_envs.registry import find, names
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 class PuzzleHint:
@@ -27,7 +30,7 @@ class PuzzleHint:
     def __init__(self, playouts: int = 2000) -> None:
         self.playouts = int(playouts)
 
-    def act(self, env: Any) -> int:
+    def act(self, env: gym.Env) -> int:
         """The hinted action (``env`` left as it was)."""
         from mc_envs.agents import NMCS
 

@@ -7,15 +7,19 @@ import argparse
 import inspect
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.cli.games import env_kwargs
 from mc_envs.cli.input import UsageError, check_writable, save_elsewhere
 from mc_envs.cli.nrpa import NRPA_VARIANTS, nrpa_policy, nrpa_scheme, nrpa_variants
+from mc_envs.core import unwrap
 from mc_envs.registry import Game, find
 
+if TYPE_CHECKING:
+    import gymnasium as gym
 
-def make_agent(args: argparse.Namespace, env: Any) -> Any:
+
+def make_agent(args: argparse.Namespace, env: gym.Env) -> Any:
     """The agent of ``--algo`` and its flags (``args.parallel`` set to the scheme it chose).
 
     Raises:
@@ -134,25 +138,26 @@ def _checkpointing(args: argparse.Namespace, agent: Any) -> dict[str, Any]:
     return {"checkpoint": args.checkpoint, "resume": args.resume}
 
 
-def _recorded_params(args: argparse.Namespace, agent: Any, env: Any) -> dict[str, Any]:
+def _recorded_params(args: argparse.Namespace, agent: Any, env: gym.Env) -> dict[str, Any]:
     params = dict(agent.params)
     if params.get("policy", "") is None:  # the game's: its race's policies, or its default
         race = args.parallel == "race"
-        params["policy"] = list(env.unwrapped.nrpa_race) if race else env.unwrapped.default_policy
+        params["policy"] = list(unwrap(env).nrpa_race) if race else unwrap(env).default_policy
     return params
 
 
-def _report(result: Any, game: Game, env: Any, out: Path) -> None:
+def _report(result: Any, game: Game, env: gym.Env, out: Path) -> None:
     print(
         f"score {result.score:g} in {len(result.actions)} moves ({result.playouts:,} playouts, "
         f"{result.seconds:.1f} s, stopped: {result.stopped}); record written to {out}"
     )
     if game.until_solved:
-        base = env.unwrapped
+        base = unwrap(env)
         for action in result.actions:
             base.step(action)
-        state = "solved" if base.score >= base.max_score else "not solved"
-        print(f"{state}:\n{env.render().rstrip()}")
+        bound = base.max_score
+        state = "solved" if bound is not None and base.score >= bound else "not solved"
+        print(f"{state}:\n{str(env.render()).rstrip()}")
 
 
 def cmd_solve(args: argparse.Namespace) -> int:

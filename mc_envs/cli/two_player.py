@@ -19,9 +19,12 @@ import sys
 import time as _time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import gymnasium as gym
+
+if TYPE_CHECKING:
+    from mc_envs.envs.two_player import TwoPlayerEnv
 
 
 def game_id(game: str) -> str:
@@ -93,8 +96,8 @@ def play_terminal(
     out = out or sys.stdout
     env_id = game_id(game)
     check_sgf(env_id, sgf, "--sgf")
-    env = gym.make(env_id, render_mode="ansi", illegal_action="raise", **(env_kwargs or {}))
-    env = env.unwrapped
+    made = gym.make(env_id, render_mode="ansi", illegal_action="raise", **(env_kwargs or {}))
+    env = cast("TwoPlayerEnv", made.unwrapped)
     env.reset(seed=seed)
     agent = make_agent(vs, seed=seed, iterations=iterations, time_limit=time)
     actions: list[int] = []
@@ -108,7 +111,7 @@ def play_terminal(
 
 
 def _play_terminal(
-    env: Any,
+    env: TwoPlayerEnv,
     agent: Any,
     vs: str,
     human_player: int,
@@ -147,7 +150,7 @@ def _play_terminal(
     return r
 
 
-def _action_of(env: Any, text: str) -> int:
+def _action_of(env: TwoPlayerEnv, text: str) -> int:
     """The action a person typed: its number, or its name (``E5``, ``pass``) among the legal
     moves."""
     if text.lstrip("-").isdigit():
@@ -168,7 +171,7 @@ def check_sgf(env_id: str, path: str | None, option: str) -> None:
         raise ValueError(f"{option}: SGF records are Go's; {env_id} has none")
 
 
-def save_sgf(path: str | Path, env: Any, actions: list[int], black: str, white: str) -> None:
+def save_sgf(path: str | Path, env: gym.Env, actions: list[int], black: str, white: str) -> None:
     """Writes the Go game played on ``env`` as SGF (atomically); see :mod:`mc_envs.go_sgf`."""
     from mc_envs.go_sgf import save_game
 
@@ -186,7 +189,7 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
 
 
 def play_game(
-    env: Any, first: Any, second: Any, seed: int = 0, moves: list[int] | None = None
+    env: TwoPlayerEnv, first: Any, second: Any, seed: int = 0, moves: list[int] | None = None
 ) -> float:
     """Plays one game between two agents (``first`` moves first); returns player 0's result.
     ``moves``, if given, gets the actions played."""

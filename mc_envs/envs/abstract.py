@@ -9,7 +9,7 @@ from mc_envs.core import LegalDiscrete, PlanningEnv
 from mc_envs.games import abstract as rules
 
 
-class _TreeEnv(PlanningEnv):
+class TreeEnv(PlanningEnv):
     """A walk of ``depth`` left/right moves down a binary tree (see the subclasses)."""
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
@@ -90,7 +90,7 @@ def _tree_doc(title: str, description: str, observed: str, last_reward: str) -> 
     """
 
 
-class LeftMoveEnv(_TreeEnv):
+class LeftMoveEnv(TreeEnv):
     __doc__ = _tree_doc(
         "The left move problem of Cazenave (2009), section 4.2.",
         """A walk down a complete binary tree of depth ``depth``: each move goes left or right. The
@@ -105,7 +105,7 @@ class LeftMoveEnv(_TreeEnv):
     _kind = "leftmove"
 
 
-class LeftmostPathEnv(_TreeEnv):
+class LeftmostPathEnv(TreeEnv):
     __doc__ = _tree_doc(
         "The leftmost path problem of Cazenave (2009), section 4.1.",
         """A walk down a complete binary tree of depth ``depth``: each move goes left or right. The

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
 
+from mc_envs.contract import PlanningContract
 from mc_envs.core import Chooser, PolicyFactory
 from mc_envs.envs.two_player import Opponent, TwoPlayerEnv
 from mc_envs.games import go, go_check, go_policy, go_text
@@ -15,10 +16,10 @@ from mc_envs.games import go_layout as layout
 from mc_envs.kernel import CAP_INFO
 
 
-def _compiled_policy(code: int, env: Any) -> Chooser:
+def _compiled_policy(code: int, env: PlanningContract) -> Chooser:
     # The generic path's chooser of a compiled policy: the kernel's own move choice on the env's
     # state, drawn from the search's generator (the same moves as the compiled playout).
-    base = getattr(env, "unwrapped", env)
+    base = cast(GoEnv, env.unwrapped)
     return lambda actions, rng: int(go_policy.choose(base._state, code, rng.state, base._ws))
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
 
-from mc_envs.core import Kernel, LegalDiscrete, PlanningEnv, PolicyFactory
+from mc_envs.contract import PlanningContract
+from mc_envs.core import Chooser, Kernel, LegalDiscrete, PlanningEnv, PolicyFactory
 from mc_envs.games import samegame as sg
 from mc_envs.games import samegame_bits
 from mc_envs.games import samegame_select as sgs
@@ -50,7 +51,8 @@ def standard_positions() -> dict[int, np.ndarray]:
     return positions
 
 
-def _tabu_policy(env: Any) -> Any:
+def _tabu_policy(contract: PlanningContract) -> Chooser:
+    env = cast(SameGameEnv, contract)
     tabu = sg.tabu_color(env._state)
     cols = env.cols
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 import numpy as np
 from gymnasium import spaces
 
+from mc_envs.contract import PlanningContract
 from mc_envs.core import Chooser, LegalDiscrete, PlanningEnv, PolicyFactory
 from mc_envs.games import sudoku as rules
 from mc_envs.games.sudoku_check import check_state
@@ -14,14 +15,14 @@ from mc_envs.games.sudoku_solve import generate, generate_many
 from mc_envs.rng import Rng
 
 
-def mrv_policy(env: Any) -> Chooser:
+def mrv_policy(env: PlanningContract) -> Chooser:
     """The paper's playout policy on the generic path: smallest domain first, a random value.
 
     From the sorted legal actions alone: the cell with the fewest legal values (the lowest cell on
     ties), then one of its values uniformly. The compiled ``"mrv"`` playout makes the same choices
     with the same generator calls.
     """
-    size = env.unwrapped.size
+    size = cast(SudokuEnv, env.unwrapped).size
 
     def choose(actions: np.ndarray, rng: Rng) -> int:
         cells = actions // size

@@ -13,18 +13,20 @@ Public entry points:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mc_envs.render._pygame import INSTALL_HINT, require_pygame
 from mc_envs.render.draw import draw_env
 
 if TYPE_CHECKING:
+    import gymnasium as gym
     import numpy as np
 
+    from mc_envs.contract import Drawn
     from mc_envs.render.theme import Theme
 
 
-def frame(env: Any, theme: Theme | None = None, highlight: Any = None) -> np.ndarray:
+def frame(env: gym.Env | Drawn, theme: Theme | None = None, highlight: Any = None) -> np.ndarray:
     """The env drawn offscreen as an ``H x W x 3`` uint8 array (rows first).
 
     Args:
@@ -37,9 +39,9 @@ def frame(env: Any, theme: Theme | None = None, highlight: Any = None) -> np.nda
     return surface_to_array(draw_env(env, theme, highlight))
 
 
-def render_env(env: Any) -> np.ndarray | None:
+def render_env(env: gym.Env) -> np.ndarray | None:
     """``env.render()`` for the pygame modes: an array for ``"rgb_array"``, a window for ``"human"``."""
-    base = getattr(env, "unwrapped", env)
+    base = cast("Drawn", env.unwrapped)
     if base.render_mode == "rgb_array":
         return frame(base)
     if base.render_mode == "human":
@@ -50,7 +52,7 @@ def render_env(env: Any) -> np.ndarray | None:
     raise ValueError(f"render_env handles 'rgb_array' and 'human', not {base.render_mode!r}")
 
 
-def close_env(env: Any) -> None:
+def close_env(env: Drawn) -> None:
     """Closes the human window of an env, if it has one."""
     window = getattr(env, "_render_window", None)
     if window is not None:

@@ -20,15 +20,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import mc_envs.render.draw as controls
 from mc_envs.render._pygame import require_pygame
 from mc_envs.render.ui import UiState, draw_help
 
 if TYPE_CHECKING:
+    import gymnasium as gym
     from pygame import Event, Surface
 
+    from mc_envs.contract import Drawn
     from mc_envs.render.theme import Theme
     from mc_envs.state import State
 
@@ -103,7 +105,7 @@ class PlaySession:
 
     def __init__(
         self,
-        env: Any,
+        env: gym.Env,
         *,
         opponent: Any = None,
         human_player: int = 0,
@@ -116,7 +118,7 @@ class PlaySession:
         from mc_envs.render.theme import default_theme
 
         self.pygame = require_pygame()
-        self.env = getattr(env, "unwrapped", env)
+        self.env = cast("Drawn", env.unwrapped)
         self.theme = theme or default_theme()
         self.opponent = opponent
         self.human_player = int(human_player)
@@ -238,7 +240,7 @@ class PlaySession:
             copy = object.__new__(type(self.env))
             copy.__dict__.update(self.env.__dict__)
             copy._render_window = None
-        copy = getattr(copy, "unwrapped", copy)
+        copy = cast("Drawn", copy.unwrapped)
         copy.reset(seed=0)
         copy.restore_state(self.env.clone_state())
         return copy

@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from mc_envs.render._pygame import require_pygame
 if TYPE_CHECKING:
     from pygame import Surface
 
+    from mc_envs.contract import Drawn
     from mc_envs.render.theme import Theme
 
 SLIDER_HEIGHT = 28
@@ -64,7 +65,7 @@ class Replay:
         outcome: how a two-player game ended (``"X wins"``, ``"draw"``), else ``""``.
     """
 
-    env: Any
+    env: Drawn
     actions: list[int]
     title: str
     recorded_score: float | None = None
@@ -163,7 +164,7 @@ def load(
             from mc_envs.records import read_record, replay_env
 
             record = read_record(path)
-            env = replay_env(record).unwrapped
+            env = cast("Drawn", replay_env(record).unwrapped)
             replay = Replay(
                 env,
                 [int(a) for a in record["actions"]],

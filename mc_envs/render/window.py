@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mc_envs.render._pygame import require_pygame
 
 if TYPE_CHECKING:
     from pygame import Surface
     from pygame.event import Event
+
+    from mc_envs.contract import Drawn
 
 
 class Window:
@@ -58,7 +60,7 @@ class Window:
         self.pygame.display.quit()
 
 
-def show_env(env: Any) -> None:
+def show_env(env: Drawn) -> None:
     """Shows an env's current state in its own window (created on first use), at
     ``metadata["render_fps"]`` frames per second: the ``"human"`` render mode."""
     from mc_envs.render.draw import board_size, draw_env

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -49,7 +49,7 @@ def self_play(
     rng = np.random.default_rng(seed)
     obs, masks, pis, movers = [], [], [], []
     while len(env.legal_actions()):
-        result = agent.search(env)
+        result = agent.search(cast(gym.Env, env))  # a TwoPlayerGame is a gym.Env at run time
         actions, visits = result.root_actions, result.root_visits
         if actions is None or visits is None:
             raise RuntimeError("the PUCT search returned no root statistics")

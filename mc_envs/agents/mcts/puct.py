@@ -26,7 +26,7 @@ generator seeded by ``(seed, search number)``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from mc_envs.agents.mcts.search import KernelPrior
 from mc_envs.agents.mcts.selection import Settings
 from mc_envs.agents.mcts.tree import MAX_TREE_BYTES
 from mc_envs.agents.mcts.uct import DEFAULT_ITERATIONS, TreeAgent
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 FORMS = ("alphago", "alphazero")  # the selection rules of mc_envs.agents.mcts.selection
 
@@ -206,7 +209,11 @@ class PUCT(TreeAgent):
     # -- many games at once -----------------------------------------------------------------------
 
     def search_batch(
-        self, vector_env: Any, *, simulations: int | None = None, gumbel: int | None = None
+        self,
+        vector_env: gym.vector.VectorEnv,
+        *,
+        simulations: int | None = None,
+        gumbel: int | None = None,
     ) -> BatchResult:
         """Searches the M sub-envs of a compiled vector env at once, one tree each, in lockstep.
 
@@ -270,7 +277,7 @@ class PUCT(TreeAgent):
             gumbel=gumbel,
         )
 
-    def act_batch(self, vector_env: Any) -> np.ndarray:
+    def act_batch(self, vector_env: gym.vector.VectorEnv) -> np.ndarray:
         """The move to play in each of the M sub-envs of a compiled vector env: ``[M]`` int64,
         the most visited root action of :meth:`search_batch` (-1 where the game is over, which a
         vector env's autoreset step ignores)."""

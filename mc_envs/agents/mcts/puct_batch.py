@@ -51,6 +51,8 @@ from mc_envs.agents.mcts.tree import EDGE_BYTES, MAX_TREE_BYTES, NODE_BYTES, Tre
 from mc_envs.rng import rng_state
 
 if TYPE_CHECKING:
+    import gymnasium as gym
+
     from mc_envs.vector import PlanningVectorEnv
 
 NO_ACTION = -1  # the action chosen in a game that is already over
@@ -147,7 +149,7 @@ class _Batch(NamedTuple):
 
 
 def search_batch(
-    vector_env: Any,
+    vector_env: gym.vector.VectorEnv,
     *,
     simulations: int,
     evaluator: Evaluator | None,
@@ -208,7 +210,7 @@ def search_batch(
     )
 
 
-def _planning_vector_env(vector_env: Any) -> PlanningVectorEnv:
+def _planning_vector_env(vector_env: gym.vector.VectorEnv) -> PlanningVectorEnv:
     from mc_envs.vector import PlanningVectorEnv  # here: importing agents imports no vector env
 
     venv = getattr(vector_env, "unwrapped", vector_env)

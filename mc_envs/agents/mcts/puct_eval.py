@@ -22,7 +22,7 @@ score; a finished game's score is divided by ``value_scale``, the env's ``max_sc
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -43,6 +43,11 @@ from mc_envs.agents.mcts.tree import (
     take_back_visit,
 )
 
+if TYPE_CHECKING:
+    import gymnasium as gym
+
+    from mc_envs.contract import PlanningContract
+
 # The control block's slots and codes as plain ints: this search runs in Python, where reading an
 # IntEnum member costs 1.5 us (12% of a descent).
 STOP, ITERATIONS, ITERATION_LIMIT = int(Slot.STOP), int(Slot.ITERATIONS), int(Slot.ITERATION_LIMIT)
@@ -62,7 +67,7 @@ class Pending(NamedTuple):
     at_root: bool
 
 
-def observe(env: Any) -> np.ndarray:
+def observe(env: gym.Env) -> np.ndarray:
     """The observation of the env's current state (``env.observation()``)."""
     fn = getattr(env, "observation", None)
     if fn is None:
@@ -95,7 +100,7 @@ class _EvaluatedSearch:
         self.select = select
         self.pending: list[Pending] = []
 
-    def terminal_value(self, env: Any, two_player: bool) -> float:
+    def terminal_value(self, env: PlanningContract, two_player: bool) -> float:
         if two_player:
             returns = env.returns() if hasattr(env, "returns") else (0.0,)
             return float(returns[0])

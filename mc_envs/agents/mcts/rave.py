@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -39,7 +39,11 @@ from mc_envs.agents.mcts.tree import (
     NUM_EDGES,
     PARENT,
 )
+from mc_envs.core import unwrap
 from mc_envs.kernel import KnowledgeFn, k_knowledge
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 # -- the AMAF update (after each iteration's backup) -----------------------------------------------
 
@@ -135,8 +139,8 @@ def kernel_knowledge(kernel: Any, fn: KnowledgeFn) -> Callable[[Any], Any]:
     """A kernel's compiled knowledge ``fn`` as a generic ``knowledge(env) -> (visits, values)``
     (the env's state array, a fresh workspace)."""
 
-    def knowledge(env: Any) -> tuple[np.ndarray, np.ndarray]:
-        base = env.unwrapped
+    def knowledge(env: gym.Env) -> tuple[np.ndarray, np.ndarray]:
+        base = unwrap(env)
         state, actions = np.array(base.state_view), base.legal_actions()
         n = len(actions)
         visits, values = np.zeros(max(n, 1)), np.zeros(max(n, 1))

@@ -15,7 +15,7 @@ them: ``edge_stats`` after an expansion, ``amaf_backup`` after the backup.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -60,6 +60,10 @@ from mc_envs.agents.ops import (
     returns,
     score,
 )
+from mc_envs.core import unwrap
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 # What the template returns to its caller (the tree agent's program).
 ENDED = 0  # the control block says stop (a StopCode is set)
@@ -176,8 +180,8 @@ class KernelPrior:
     def __init__(self, name: str, game: str, fn: Any) -> None:
         self.name, self.game, self.fn = name, game, fn
 
-    def __call__(self, env: Any) -> np.ndarray:
-        base = env.unwrapped
+    def __call__(self, env: gym.Env) -> np.ndarray:
+        base = unwrap(env)
         actions = base.legal_actions()
         out = np.zeros(max(len(actions), 1))
         if len(actions):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -39,10 +39,14 @@ from mc_envs.agents.mcts.search import (
 )
 from mc_envs.agents.mcts.selection import Settings
 from mc_envs.agents.mcts.tree import MAX_TREE_BYTES, NARROW, WIDE, Tree, mix_noise
-from mc_envs.agents.ops import move_bound
+from mc_envs.agents.ops import generic_policy, move_bound
 from mc_envs.agents.parallel.root import ParallelAgent, root_search, solo
 from mc_envs.agents.runner import Runner, Runs, run
+from mc_envs.core import unwrap
 from mc_envs.rng import rng_state
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 DEFAULT_ITERATIONS = 1000
 MAX_REUSED_NODES = 4_000_000
@@ -180,7 +184,7 @@ class TreeAgent(ParallelAgent):
 
     # -- searching ------------------------------------------------------------------------------
 
-    def run_search(self, env: Any, budget: Budget) -> SearchResult:
+    def run_search(self, env: gym.Env, budget: Budget) -> SearchResult:
         """Searches from the env's current state (continuing the tree when it can) and leaves the env as it was.
 
         :meth:`search` is the public entry point (with ``workers > 1`` it runs root parallelism).
@@ -192,7 +196,7 @@ class TreeAgent(ParallelAgent):
         Raises:
             ValueError: the game is over (no legal move).
         """
-        base = env.unwrapped
+        base = unwrap(env)
         if len(base.legal_actions()) == 0:
             raise ValueError("no legal move: the game is over")
         path = self._path(base)
@@ -200,7 +204,7 @@ class TreeAgent(ParallelAgent):
         if not path.fast:
             base.restore_state(path.root)  # matching the tree moved the env
 
-        def program(env: Any, runner: Runner) -> _Program:
+        def program(env: gym.Env, runner: Runner) -> _Program:
             if path.two_player:
                 # The runner applies time limits once a result exists; a two-player search always
                 # has one (the move with most visits), so mark it as present from the start.
@@ -239,7 +243,7 @@ class TreeAgent(ParallelAgent):
         elif knowledge is not None:
             prior_ok = False  # a Python function of the env
         if not (self.compiled and kernel is not None and prior_ok and not callable(self.policy)):
-            policy = self.policy if callable(self.policy) else base.policy(self.policy)
+            policy = generic_policy(base, self.policy)
             fn = self._generic_fn(base=base)
             return _Path(False, fn, policy, base.clone_state(), two_player)
         policy = kernel.policies.get(self.policy or base.default_policy)
@@ -306,7 +310,7 @@ class TreeAgent(ParallelAgent):
             },
         )
 
-    def act(self, env: Any) -> int:
+    def act(self, env: gym.Env) -> int:
         """The move to play: the most visited (two-player) or the first of the best sequence (puzzles)."""
         result = self.search(env)
         visits, actions = result.root_visits, result.root_actions
@@ -456,7 +460,7 @@ class _Program:
             self.fn, self.policy = self._compiled
         else:
             self.fn = agent._generic_fn(plain, base)
-            self.policy = base.policy(agent.policy)
+            self.policy = generic_policy(base, agent.policy)
         self.fast = fast
 
     def call(self, control: np.ndarray, restarts: bool) -> None:

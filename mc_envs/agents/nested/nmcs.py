@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,7 +39,13 @@ from mc_envs.agents.ops import (
 )
 from mc_envs.agents.parallel.root import root_search
 from mc_envs.agents.runner import NestedAgent, Runner
+from mc_envs.core import unwrap
 from mc_envs.rng import plain_rng_state, rng_below
+
+if TYPE_CHECKING:
+    import gymnasium as gym
+
+    from mc_envs.core import PolicyFactory
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
 F_ACTIVE, F_PLAYED, F_NEXT, F_TIES, F_STEP_MOVE, F_STEP_TIES = range(6)
@@ -298,7 +304,7 @@ class NMCS(NestedAgent):
             params["parallel"] = self.parallel
         return params
 
-    def program(self, env: Any, runner: Runner) -> _Program:
+    def program(self, env: gym.Env, runner: Runner) -> _Program:
         """This agent's search of ``env`` as a program for ``runner``."""
         return _Program(self, env, runner)
 
@@ -309,11 +315,11 @@ class _Program:
     algo = "nmcs"
     steps = ()
 
-    def __init__(self, agent: NMCS, env: Any, runner: Runner) -> None:
+    def __init__(self, agent: NMCS, env: gym.Env, runner: Runner) -> None:
         self.agent, self.runner = agent, runner
         self.ahead = agent
         self.params = agent.params
-        base = self.base = env.unwrapped
+        base = self.base = unwrap(env)
         kernel = getattr(base, "kernel", None)
         self.fast = agent.compiled and kernel is not None and not callable(agent.policy)
         max_moves, max_actions = runner.max_moves, int(base.action_space.n)
@@ -347,8 +353,10 @@ class _Program:
         rebuilds its state from its moves."""
         agent, base = self.agent, self.base
         self.g = self.runner.game(agent.level + 2, fast)
+        policy: int | PolicyFactory
         if fast:
-            policy = base.kernel.policies[agent.policy or base.default_policy]
+            name = agent.policy if isinstance(agent.policy, str) else None
+            policy = base.kernel.policies[name or base.default_policy]
             self.fn = self.entries()[0]
         else:
             policy = generic_policy(base, agent.policy)

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.agents.base import NEG_INF, Budget, Callback, Progress, SearchResult
 from mc_envs.agents.parallel.master import Master
 from mc_envs.agents.parallel.messages import Task
 from mc_envs.agents.parallel.root import solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT
+from mc_envs.core import unwrap
 from mc_envs.rng import plain_rng_below, plain_rng_state
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 class _MoveSearch:
@@ -31,14 +35,14 @@ class _MoveSearch:
 
     def search(
         self,
-        env: Any,
+        env: gym.Env,
         *,
         time_limit: float | None = None,
         playouts: int | None = None,
         callback: Callback | None = None,
         **_: Any,
     ) -> SearchResult:
-        base = copy.deepcopy(env.unwrapped)  # writable: Ray hands tasks read-only arrays
+        base = copy.deepcopy(unwrap(env))  # writable: Ray hands tasks read-only arrays
         for action in self.prefix:
             base.step(action)
 
@@ -65,7 +69,7 @@ def _better(score: float, best: float, ties: int, rng: Any) -> tuple[bool, int]:
     return False, ties
 
 
-def moves_search(agent: Any, env: Any, budget: Budget) -> SearchResult:
+def moves_search(agent: Any, env: gym.Env, budget: Budget) -> SearchResult:
     """A level-L NMCS whose top-level candidates (each a level-(L-1) search) run on the workers.
 
     With no budget, one complete search; with a budget (seconds, playouts, or complete runs),
@@ -87,7 +91,7 @@ def moves_search(agent: Any, env: Any, budget: Budget) -> SearchResult:
     """
     if agent.level < 2:
         raise ValueError("parallel='moves' spreads level-(L-1) searches: it needs level >= 2")
-    base = env.unwrapped
+    base = unwrap(env)
     snapshot = base.clone_state()
     rng = plain_rng_state(agent.seed)
     try:

@@ -19,7 +19,7 @@ agent and its program for the :class:`~mc_envs.agents.runner.Runner` (budgets, c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,7 +43,10 @@ from mc_envs.agents.nested.nrpa_state import SearchState
 from mc_envs.agents.parallel.race import race_search
 from mc_envs.agents.parallel.root import root_search
 from mc_envs.agents.runner import NestedAgent, Runner
-from mc_envs.core import IllegalActionError, strict
+from mc_envs.core import IllegalActionError, strict, unwrap
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 __all__ = ["LOG_CAPACITY", "NRPA", "PRIME"]
 
@@ -167,7 +170,7 @@ class NRPA(NestedAgent):
             raise ValueError(f"NRPA policy {name!r}: {type(base).__name__} has only 'random'")
         return int(base.selection_key(name))
 
-    def program(self, env: Any, runner: Runner) -> _Program:
+    def program(self, env: gym.Env, runner: Runner) -> _Program:
         """This agent's search of ``env`` as a program for ``runner``."""
         return _Program(self, env, runner)
 
@@ -179,10 +182,10 @@ class _Program:
     algo = "nrpa"
     steps = STEPS
 
-    def __init__(self, agent: NRPA, env: Any, runner: Runner) -> None:
+    def __init__(self, agent: NRPA, env: gym.Env, runner: Runner) -> None:
         self.agent, self.runner = agent, runner
         self.ahead = agent
-        base = self.base = env.unwrapped
+        base = self.base = unwrap(env)
         kernel = getattr(base, "kernel", None)
         self.fast = agent.compiled and kernel is not None
         key = agent.selection_key(base)

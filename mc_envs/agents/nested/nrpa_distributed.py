@@ -7,7 +7,7 @@ NRPA from it, and the master adapts towards the results in iteration order, as s
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,10 @@ from mc_envs.agents.parallel.messages import Task
 from mc_envs.agents.parallel.root import solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT
 from mc_envs.agents.runner import Runner, Runs, run
+from mc_envs.core import unwrap
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 class _PolicySearch(Searcher):
@@ -34,7 +38,7 @@ class _PolicySearch(Searcher):
         self.agent = solo(agent, level=agent.level - 1, seed=seed)
         self.index, self.weight = index, weight
 
-    def run_search(self, env: Any, budget: Budget) -> SearchResult:
+    def run_search(self, env: gym.Env, budget: Budget) -> SearchResult:
         """One complete level-(L-1) run (whatever ``budget.iterations`` says) from the weights."""
         level = self.agent.level
         budget = replace(budget, iterations=1)
@@ -47,7 +51,7 @@ class _PolicySearch(Searcher):
             result.actions = a.seqs[level + 1, :n].tolist()
         return result
 
-    def _program(self, env: Any, runner: Runner) -> Any:
+    def _program(self, env: gym.Env, runner: Runner) -> Any:
         """The level-(L-1) program, its policy set to the weights and a run under way (it
         starts from these weights, not from zero)."""
         program = self.agent.program(env, runner)
@@ -57,7 +61,7 @@ class _PolicySearch(Searcher):
         return program
 
 
-def distributed_search(agent: Any, env: Any, budget: Budget) -> SearchResult:
+def distributed_search(agent: Any, env: gym.Env, budget: Budget) -> SearchResult:
     """Distributed NRPA (Negrevergne & Cazenave 2017): the top level here, its iterations on workers.
 
     The caller keeps the level-L policy. A round sends it to ``agent.workers`` workers, each of
@@ -89,7 +93,7 @@ def distributed_search(agent: Any, env: Any, budget: Budget) -> SearchResult:
     """
     if agent.level < 2:
         raise ValueError("distributed NRPA needs level >= 2")
-    base = env.unwrapped
+    base = unwrap(env)
     runner = Runner(base, Budget(playouts=budget.playouts))
     top = agent.program(base, runner)  # the top level's policy and adaptation
     if top.fast and not is_cached(top.adapt_fn):

@@ -11,12 +11,16 @@ from __future__ import annotations
 import math
 import time
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.agents.base import NEG_INF, Budget, SearchResult, StopReason
 from mc_envs.agents.parallel.messages import Done, Task
 from mc_envs.agents.parallel.root import open_pool, root_instead, run_root
 from mc_envs.agents.parallel.rounds import Rounds
+from mc_envs.core import unwrap
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 class Master:
@@ -32,9 +36,9 @@ class Master:
             it ends (``iterations`` counts complete runs), and the env's ``max_score`` ends it.
     """
 
-    def __init__(self, agent: Any, env: Any, budget: Budget) -> None:
+    def __init__(self, agent: Any, env: gym.Env, budget: Budget) -> None:
         self.agent, self.budget = agent, budget
-        self.base = env.unwrapped
+        self.base = unwrap(env)
         self.start = time.perf_counter()
         restarts = budget.bounded
         limit = budget.iterations if budget.iterations is not None else (None if restarts else 1)

@@ -32,13 +32,16 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mc_envs.agents.base import NEG_INF, Progress, SearchResult, StopReason
 from mc_envs.agents.compile_ahead import allowed as stand_in_allowed
 from mc_envs.agents.compile_ahead import enable as compile_ahead_enable
 from mc_envs.agents.parallel.messages import Counted, Done, Ended, Improved, Lost, Message, Outcome
 from mc_envs.extras import require
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 BACKENDS = ("local", "ray")
 REPORT_EVERY = 0.5
@@ -77,7 +80,7 @@ class Pool(Protocol):
         """Stops the tasks and releases the workers, without waiting for late tasks."""
 
 
-def run_task(task: Any, env: Any, budgets: dict, index: int, channel: Any) -> Done:
+def run_task(task: Any, env: gym.Env, budgets: dict, index: int, channel: Any) -> Done:
     """Runs one task's search, reporting progress to ``channel``; returns its result.
 
     A ``deadline`` in ``budgets`` (``time.time()`` seconds) shortens ``time_limit`` by the time
@@ -165,7 +168,7 @@ class ProcessPool:
         env: the env the tasks start from, as it is now (sent with every task).
     """
 
-    def __init__(self, workers: int, env: Any) -> None:
+    def __init__(self, workers: int, env: gym.Env) -> None:
         ctx = mp.get_context("spawn")
         self.workers = int(workers)
         self.messages = ctx.Queue()
@@ -314,7 +317,7 @@ class RayPool:
         address: the Ray cluster (None: a local one, started if needed).
     """
 
-    def __init__(self, workers: int, env: Any, address: str | None = None) -> None:
+    def __init__(self, workers: int, env: gym.Env, address: str | None = None) -> None:
         self.ray = _ray(address)
         self.workers = int(workers)
         board, self._task = _ray_remotes(self.ray)
@@ -400,7 +403,7 @@ class InlinePool:
 
     workers = 1
 
-    def __init__(self, env: Any) -> None:
+    def __init__(self, env: gym.Env) -> None:
         self.env = pickle.dumps(env)
         self.messages: list[Message] = []
         self.finished: dict[int, Outcome] = {}
@@ -433,7 +436,7 @@ class InlinePool:
         self.stop()
 
 
-def make_pool(workers: int, backend: str, env: Any, address: str | None = None) -> Pool:
+def make_pool(workers: int, backend: str, env: gym.Env, address: str | None = None) -> Pool:
     """A pool of ``workers`` on ``backend``; one worker is the :class:`InlinePool`."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")

@@ -42,7 +42,7 @@ import math
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.agents.base import NEG_INF, Budget, SearchResult, StopReason
 from mc_envs.agents.checkpoint import Checker, is_seconds, read_checkpoint, saved_seconds
@@ -50,20 +50,24 @@ from mc_envs.agents.ops import move_bound
 from mc_envs.agents.parallel.messages import Done, Task
 from mc_envs.agents.parallel.root import open_pool, solo, worker_seed
 from mc_envs.agents.parallel.rounds import Rounds, why_ended
+from mc_envs.core import unwrap
 from mc_envs.records import write_atomic
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 PROBE = 0.4  # the share of the budget that the probes take
 FORMAT = "mc-envs/race"
 UNTIL_TOLD = 1e9  # checkpoint_every of the searches' own files (saved when they stop)
 
 
-def entrants(agent: Any, env: Any) -> tuple[str, ...]:
+def entrants(agent: Any, env: gym.Env) -> tuple[str, ...]:
     """The policies raced: the agent's ``policy`` tuple, else the game's ``nrpa_race``.
 
     Raises:
         ValueError: fewer than two policies, or one the game does not have.
     """
-    game = tuple(getattr(env.unwrapped, "nrpa_race", ()))
+    game = tuple(getattr(unwrap(env), "nrpa_race", ()))
     names = agent.policy if isinstance(agent.policy, tuple) else ()
     if agent.policy is None:
         names = game
@@ -73,7 +77,7 @@ def entrants(agent: Any, env: Any) -> tuple[str, ...]:
             f"races {game}"
         )
     for name in names:
-        solo(agent, policy=name).selection_key(env.unwrapped)  # raises for an unknown name
+        solo(agent, policy=name).selection_key(unwrap(env))  # raises for an unknown name
     return names
 
 
@@ -224,7 +228,7 @@ def _row(row: Any, name: str) -> bool:
 
 def race_search(
     agent: Any,
-    env: Any,
+    env: gym.Env,
     budget: Budget,
     *,
     checkpoint: str | None = None,
@@ -244,7 +248,7 @@ def race_search(
     _check(agent, budget, checkpoint, resume)
     time_limit, playouts = budget.time, budget.playouts
     names = entrants(agent, env)
-    base = env.unwrapped
+    base = unwrap(env)
     heats = agent.heats
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if checkpoint is None:

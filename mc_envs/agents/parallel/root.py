@@ -27,14 +27,17 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, StopReason
 from mc_envs.agents.parallel.messages import Task
 from mc_envs.agents.parallel.pools import BACKENDS, make_pool
 from mc_envs.agents.parallel.rounds import Rounds, why_ended
-from mc_envs.core import strict
+from mc_envs.core import strict, unwrap
 from mc_envs.rng import plain_rng_state
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 def worker_seed(seed: int, index: int) -> int:
@@ -109,7 +112,7 @@ class ParallelAgent(Searcher):
             parallel,
         )
 
-    def dispatch(self, env: Any, budget: Budget, **options: Any) -> SearchResult:
+    def dispatch(self, env: gym.Env, budget: Budget, **options: Any) -> SearchResult:
         """Runs the search here (one worker, root scheme) or by the agent's scheme."""
         if self.workers == 1 and self.parallel == "root":
             with strict(env):  # a planner's wrong move is an error, never an ended episode
@@ -123,7 +126,7 @@ class ParallelAgent(Searcher):
             options = {k: v for k, v in options.items() if k not in ("checkpoint", "resume")}
         return self.schemes[self.parallel](self, env, budget, **options)
 
-    def act(self, env: Any) -> int:
+    def act(self, env: gym.Env) -> int:
         """The first move of a complete search from the env's state."""
         result = self.search(env)
         if not result.actions:
@@ -131,7 +134,10 @@ class ParallelAgent(Searcher):
         return result.actions[0]
 
 
-def solo(agent: Any, **changes: Any) -> Any:
+A = TypeVar("A", bound=ParallelAgent)
+
+
+def solo(agent: A, **changes: Any) -> A:
     """A copy of ``agent`` searching alone (one worker, root scheme) with ``changes`` applied."""
     clone = copy.copy(agent)
     clone.workers, clone.parallel = 1, "root"
@@ -140,20 +146,18 @@ def solo(agent: Any, **changes: Any) -> Any:
     return clone
 
 
-def worker_agents(agent: Any) -> list[Any]:
+def worker_agents(agent: ParallelAgent) -> list[ParallelAgent]:
     """Copies of ``agent`` searching alone with the derived seeds; an agent whose ``policy`` is a
     tuple (a portfolio) gives worker ``i`` the policy ``i`` modulo its length."""
     portfolio = getattr(agent, "policy", None)
     clones = []
     for i in range(agent.workers):
-        clone = solo(agent, seed=worker_seed(agent.seed, i))
-        if isinstance(portfolio, tuple):
-            clone.policy = portfolio[i % len(portfolio)]
-        clones.append(clone)
+        own = {"policy": portfolio[i % len(portfolio)]} if isinstance(portfolio, tuple) else {}
+        clones.append(solo(agent, seed=worker_seed(agent.seed, i), **own))
     return clones
 
 
-def open_pool(agent: Any, env: Any) -> Any:
+def open_pool(agent: ParallelAgent, env: gym.Env) -> Any:
     """The agent's pool over ``env``. Nothing is awaited: workers load or compile their code on
     their first task while the calling process stands in for them (:mod:`mc_envs.agents.parallel.rounds`);
     ``mc-envs warmup --address`` compiles every node of a cluster ahead."""
@@ -165,7 +169,7 @@ def open_pool(agent: Any, env: Any) -> Any:
 FALLBACK = 0.75  # rounds that keep less than this share of the workers busy give way to root
 
 
-def root_instead(agent: Any, rounds: Rounds) -> str:
+def root_instead(agent: ParallelAgent, rounds: Rounds) -> str:
     """Why a scheme made of rounds (``moves``, ``distributed``) should give way to root
     parallelism for the rest of its time; ``""`` to go on.
 
@@ -186,7 +190,7 @@ def root_instead(agent: Any, rounds: Rounds) -> str:
 
 
 def run_root(
-    agent: Any, rounds: Rounds, best_score: float, best_actions: list
+    agent: ParallelAgent, rounds: Rounds, best_score: float, best_actions: list
 ) -> tuple[int, float, list]:
     """Root parallelism on an open pool for the time left (a scheme's fallback):
     ``agent.workers`` searches of the whole agent, seeded after the tasks already run.
@@ -206,7 +210,7 @@ def run_root(
     return runs, best_score, best_actions
 
 
-def root_search(agent: Any, env: Any, budget: Budget, **saving: Any) -> SearchResult:
+def root_search(agent: ParallelAgent, env: gym.Env, budget: Budget, **saving: Any) -> SearchResult:
     """Root-parallel search: ``agent.workers`` independent seeded searches, the best kept.
 
     Args:
@@ -226,7 +230,7 @@ def root_search(agent: Any, env: Any, budget: Budget, **saving: Any) -> SearchRe
         ``extra["participation"]`` who ran them (see :meth:`mc_envs.agents.parallel.rounds.Rounds.participation`).
     """
     start = time.perf_counter()
-    base = env.unwrapped
+    base = unwrap(env)
     batch = _worker_batch(agent, budget, saving)
     pool = open_pool(agent, base)
     rounds = Rounds(pool, budget.time, budget.callback, start=start, env=base)
@@ -261,7 +265,7 @@ def root_search(agent: Any, env: Any, budget: Budget, **saving: Any) -> SearchRe
     )
 
 
-def _worker_batch(agent: Any, budget: Budget, saving: dict[str, Any]) -> list[Task]:
+def _worker_batch(agent: ParallelAgent, budget: Budget, saving: dict[str, Any]) -> list[Task]:
     """Each worker's agent and its share of the budget (and its own checkpoint file)."""
     batch = []
     n = int(agent.workers)
@@ -275,7 +279,7 @@ def _worker_batch(agent: Any, budget: Budget, saving: dict[str, Any]) -> list[Ta
     return batch
 
 
-def _saved_best(path: str, env: Any) -> dict:
+def _saved_best(path: str, env: gym.Env) -> dict:
     """The best game a resumed worker's file holds, for a worker that never handed it back (it
     started too late for the time left): its score and actions if they replay legally from
     ``env``'s state to that score, and the playouts it counts; nothing otherwise."""

@@ -33,7 +33,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.agents.base import FIRST_RESULT, NEG_INF, Callback, Progress, StopReason
 from mc_envs.agents.parallel.messages import (
@@ -46,6 +46,9 @@ from mc_envs.agents.parallel.messages import (
     Task,
 )
 from mc_envs.agents.parallel.pools import REPORT_EVERY, run_task
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 GRACE = 0.6  # seconds after the time limit that the tasks still out get to return (a worker
 # hears of the stop at its next report, within ``mc_envs.agents.base.run_search``'s 0.5 s)
@@ -88,7 +91,7 @@ class CallerThread:
     when the pool's search stops, or alone (:meth:`cancel`) when a worker's copy finished first.
     """
 
-    def __init__(self, env: Any) -> None:
+    def __init__(self, env: gym.Env) -> None:
         self.env = pickle.dumps(env)
         self.messages: queue.SimpleQueue = queue.SimpleQueue()
         self.index: int | None = None  # the task running here
@@ -175,7 +178,7 @@ class Rounds:
         callback: Callback | None,
         *,
         start: float | None = None,
-        env: Any = None,
+        env: gym.Env | None = None,
     ) -> None:
         self.pool = pool
         self.time_limit = time_limit

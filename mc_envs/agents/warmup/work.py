@@ -8,6 +8,8 @@ import sys
 import time
 from typing import Any, NamedTuple
 
+from mc_envs.core import unwrap
+
 
 class Entry(NamedTuple):
     """One piece of warm-up work: ``kind`` (``env``, ``nmcs``, ``nrpa``, ``uct``, ``puct``,
@@ -71,7 +73,7 @@ def run_entry(entry: Entry, envs: dict[str, Any]) -> None:
         env = envs[entry.env_id] = gym.make(entry.env_id)
         env.reset(seed=0)
     if entry.kind == "env":
-        base: Any = env.unwrapped  # a planning env (mc_envs.core)
+        base: Any = unwrap(env)  # a planning env (mc_envs.core)
         base.restore_state(base.clone_state())
         env.step(int(base.legal_actions()[0]))
         env.reset(seed=0)

@@ -28,20 +28,22 @@ from __future__ import annotations
 
 from importlib import import_module
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mc_envs.registry import drawing_of
 from mc_envs.render._pygame import require_pygame
 
 if TYPE_CHECKING:
+    import gymnasium as gym
     import numpy as np
     from pygame import Surface
 
+    from mc_envs.contract import Drawn
     from mc_envs.render.theme import Theme
     from mc_envs.render.ui import UiState
 
 
-def module_for(env: Any) -> ModuleType:
+def module_for(env: Drawn) -> ModuleType:
     """The drawing module of an env: the ``drawing`` of its game in :data:`mc_envs.registry.GAMES`.
 
     Raises:
@@ -54,18 +56,18 @@ def module_for(env: Any) -> ModuleType:
 # -- controls -------------------------------------------------------------------------------------
 
 
-def click(env: Any, cell: int, ui: UiState) -> int | None:
+def click(env: Drawn, cell: int, ui: UiState) -> int | None:
     """The action of a left click on ``cell`` (None: nothing to play; ``ui`` may have changed)."""
     return module_for(env).click(env, cell, ui)
 
 
-def key(env: Any, name: str, char: str, ui: UiState) -> int | None:
+def key(env: Drawn, name: str, char: str, ui: UiState) -> int | None:
     """The action of a key press for the game (None if the game does not use the key)."""
     handler = getattr(module_for(env), "key", None)
     return None if handler is None else handler(env, name, char, ui)
 
 
-def highlight(env: Any, ui: UiState) -> Any:
+def highlight(env: Drawn, ui: UiState) -> Any:
     """What the board should emphasise now (the hint, the selection, the hovered move)."""
     own = getattr(module_for(env), "highlight", None)
     if own is not None:
@@ -76,7 +78,7 @@ def highlight(env: Any, ui: UiState) -> Any:
     return ui.hover if ui.hover is not None and ui.hover in set(legal.tolist()) else None
 
 
-def show_hint(env: Any, action: int, ui: UiState) -> None:
+def show_hint(env: Drawn, action: int, ui: UiState) -> None:
     """Shows an agent's suggested move."""
     own = getattr(module_for(env), "show_hint", None)
     ui.hint = action
@@ -84,7 +86,7 @@ def show_hint(env: Any, action: int, ui: UiState) -> None:
         own(env, action, ui)
 
 
-def help_lines(env: Any) -> tuple[tuple[str, str], ...]:
+def help_lines(env: Drawn) -> tuple[tuple[str, str], ...]:
     """The game's own lines of the help overlay (keys, what they do): the module's
     ``help_lines(env)`` if it has one, else its ``HELP``."""
     mod = module_for(env)
@@ -95,14 +97,18 @@ def help_lines(env: Any) -> tuple[tuple[str, str], ...]:
 # -- frames ---------------------------------------------------------------------------------------
 
 
-def board_size(env: Any, theme: Theme) -> tuple[int, int]:
+def board_size(env: Drawn, theme: Theme) -> tuple[int, int]:
     """The size of a whole frame: the board plus the status strip."""
     w, h = module_for(env).board_size(env, theme)
     return w, h + theme.status_height
 
 
 def draw_frame(
-    surface: Surface, env: Any, theme: Theme, highlight: Any = None, status: str | None = None
+    surface: Surface,
+    env: Drawn,
+    theme: Theme,
+    highlight: Any = None,
+    status: str | None = None,
 ) -> int:
     """Draws the board and, under it, the status strip (``status`` or the game's own line)."""
     mod = module_for(env)
@@ -113,13 +119,16 @@ def draw_frame(
 
 
 def draw_env(
-    env: Any, theme: Theme | None = None, highlight: Any = None, surface: Surface | None = None
+    env: gym.Env | Drawn,
+    theme: Theme | None = None,
+    highlight: Any = None,
+    surface: Surface | None = None,
 ) -> Surface:
     """The env drawn on a pygame Surface (a new one unless ``surface`` is given)."""
     from mc_envs.render.theme import default_theme
 
     pygame = require_pygame()
-    base = getattr(env, "unwrapped", env)
+    base = cast("Drawn", env.unwrapped)
     theme = theme or default_theme()
     if surface is None:
         surface = pygame.Surface(board_size(base, theme))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:
     from pygame import Surface
 
+    from mc_envs.envs.two_player import TwoPlayerEnv
     from mc_envs.render.theme import Theme
     from mc_envs.render.ui import UiState
 
@@ -26,7 +27,7 @@ class Grid(NamedTuple):
         """Pixels of a cell's side."""
         return theme.cell[self.name]
 
-    def board_size(self, env: Any, theme: Theme) -> tuple[int, int]:
+    def board_size(self, env: TwoPlayerEnv | None, theme: Theme) -> tuple[int, int]:
         """Pixels of the board: width, height (a drawing module's ``board_size``)."""
         return self.cols * self.cell(theme), self.rows * self.cell(theme)
 
@@ -51,7 +52,7 @@ class Grid(NamedTuple):
         return col * size + size // 2, row * size + size // 2
 
 
-def status(env: Any) -> str:
+def status(env: TwoPlayerEnv) -> str:
     """``"X to move"``, ``"O wins"`` or ``"draw"``, with the number of stones played."""
     stones = int((env.board > 0).sum())
     if len(env.legal_actions()) == 0:
@@ -61,6 +62,6 @@ def status(env: Any) -> str:
     return f"{SIDES[env.current_player]} to move   moves {stones}"
 
 
-def click(env: Any, cell: int, ui: UiState) -> int | None:
+def click(env: TwoPlayerEnv, cell: int, ui: UiState) -> int | None:
     """The clicked cell (Tic-Tac-Toe) or column (Connect Four) is the action."""
     return cell

@@ -9,7 +9,7 @@ that no longer count (grey). ``cell_at`` maps a click on a button to its action 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mc_envs.games import abstract as rules
 from mc_envs.render.theme import OKABE_ITO, blit_centered
@@ -17,6 +17,7 @@ from mc_envs.render.theme import OKABE_ITO, blit_centered
 if TYPE_CHECKING:
     from pygame import Surface
 
+    from mc_envs.envs.abstract import TreeEnv
     from mc_envs.render.theme import Theme
     from mc_envs.render.ui import UiState
 
@@ -24,11 +25,11 @@ WIDTH = 480
 BAR_TOP, BUTTON_TOP = 40, 90
 
 
-def _slot(env: Any) -> float:
+def _slot(env: TreeEnv) -> float:
     return (WIDTH - 20) / env.depth
 
 
-def board_size(env: Any, theme: Theme) -> tuple[int, int]:
+def board_size(env: TreeEnv, theme: Theme) -> tuple[int, int]:
     """Pixels of the board."""
     return WIDTH, BUTTON_TOP + 2 * theme.cell["abstract"] + 10
 
@@ -38,7 +39,7 @@ def _buttons(theme: Theme) -> list[tuple[int, int, int, int]]:
     return [(10, BUTTON_TOP, WIDTH // 2 - 15, h), (WIDTH // 2 + 5, BUTTON_TOP, WIDTH // 2 - 15, h)]
 
 
-def slots(env: Any) -> list[str]:
+def slots(env: TreeEnv) -> list[str]:
     """What each of the ``depth`` slots shows: ``"left"``, ``"right"``, ``"off"`` or ``"todo"``."""
     s = env.state_view
     moves, count, on_path = int(s[rules.MOVES]), int(s[rules.COUNT]), int(s[rules.ON_PATH])
@@ -51,7 +52,7 @@ def slots(env: Any) -> list[str]:
     return played + ["todo"] * (env.depth - moves)
 
 
-def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None) -> int:
+def draw(surface: Surface, env: TreeEnv, theme: Theme, highlight: int | None = None) -> int:
     """Draws the bar and the buttons; returns the number of moves played."""
     from mc_envs.render._pygame import require_pygame
 
@@ -83,7 +84,7 @@ def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None)
     return int(env.state_view[rules.MOVES])
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
+def cell_at(pos: tuple[int, int], env: TreeEnv, theme: Theme) -> int | None:
     """The action of the button under pixel ``pos`` (0 = left, 1 = right), else None."""
     x, y = int(pos[0]), int(pos[1])
     for action, (bx, by, bw, bh) in enumerate(_buttons(theme)):
@@ -92,13 +93,13 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     return None
 
 
-def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
+def cell_center(cell: int, env: TreeEnv, theme: Theme) -> tuple[int, int]:
     """The centre of a button."""
     bx, by, bw, bh = _buttons(theme)[int(cell)]
     return bx + bw // 2, by + bh // 2
 
 
-def status(env: Any) -> str:
+def status(env: TreeEnv) -> str:
     """Moves, left count, score."""
     s = env.state_view
     over = "   game over" if len(env.legal_actions()) == 0 else ""
@@ -114,11 +115,11 @@ HELP = (
 )
 
 
-def click(env: Any, cell: int, ui: UiState) -> int | None:
+def click(env: TreeEnv, cell: int, ui: UiState) -> int | None:
     """The clicked button is the action."""
     return cell
 
 
-def key(env: Any, name: str, char: str, ui: UiState) -> int | None:
+def key(env: TreeEnv, name: str, char: str, ui: UiState) -> int | None:
     """The arrow keys: left (0) and right (1)."""
     return {"left": 0, "right": 1}.get(name)

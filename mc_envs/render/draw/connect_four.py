@@ -7,7 +7,7 @@ under a pixel (any row of the column).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from mc_envs.render.draw._two_player import status as status
 if TYPE_CHECKING:
     from pygame import Surface
 
+    from mc_envs.envs.connect_four import ConnectFourEnv
     from mc_envs.render.theme import Theme
 
 GRID = Grid("connect_four", rows=6, cols=7)
@@ -28,7 +29,12 @@ board_size = GRID.board_size
 
 
 def draw(
-    surface: Surface, env: Any, theme: Theme, highlight: int | None = None, *, win: Cells = None
+    surface: Surface,
+    env: ConnectFourEnv,
+    theme: Theme,
+    highlight: int | None = None,
+    *,
+    win: Cells = None,
 ) -> int:
     """Draws the board; returns the number of stones. ``win``: the cells ``(row, col)`` to ring
     (None: the winning four, :func:`mc_envs.games.connect_four.winning_line`; ``()``: none)."""
@@ -53,13 +59,13 @@ def draw(
     return int(np.count_nonzero(board))
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
+def cell_at(pos: tuple[int, int], env: ConnectFourEnv, theme: Theme) -> int | None:
     """The action (the column) under pixel ``pos``, None off the board."""
     cell = GRID.at(pos, theme)
     return None if cell is None else cell[1]
 
 
-def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
+def cell_center(cell: int, env: ConnectFourEnv, theme: Theme) -> tuple[int, int]:
     """The pixel at the centre of a column's top cell."""
     return GRID.centre(0, int(cell), theme)
 

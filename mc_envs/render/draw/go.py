@@ -24,6 +24,7 @@ from mc_envs.games.go_text import COLUMNS
 if TYPE_CHECKING:
     from pygame import Surface
 
+    from mc_envs.envs.go import GoEnv
     from mc_envs.render.theme import Theme
     from mc_envs.render.ui import UiState
 
@@ -37,9 +38,9 @@ RIM = ((0, 0, 0), (120, 120, 112))
 PANEL = 140  # pixels of the panel right of the board
 
 
-def _spacing(env: Any, theme: Theme) -> int:
+def _spacing(env: GoEnv, theme: Theme) -> int:
     # The theme's cell up to 13x13; larger boards shrink to about the 14x14 board's width.
-    cell, n = theme.cell["go"], env.unwrapped.size
+    cell, n = theme.cell["go"], env.size
     return max(12, min(cell, cell * 14 // n))
 
 
@@ -47,24 +48,24 @@ def _margin(spacing: int) -> int:
     return spacing * 5 // 4
 
 
-def _geometry(env: Any, theme: Theme) -> tuple[int, int, int]:
+def _geometry(env: GoEnv, theme: Theme) -> tuple[int, int, int]:
     """``(n, spacing, margin)``: point ``(r, c)`` is at ``(margin + c * spacing, margin + r *
     spacing)``."""
     s = _spacing(env, theme)
-    return env.unwrapped.size, s, _margin(s)
+    return env.size, s, _margin(s)
 
 
 def _board_width(n: int, s: int, m: int) -> int:
     return 2 * m + (n - 1) * s
 
 
-def _button(env: Any, theme: Theme) -> tuple[int, int, int, int]:
+def _button(env: GoEnv, theme: Theme) -> tuple[int, int, int, int]:
     """The pass button's rectangle ``(x, y, w, h)``."""
     n, s, m = _geometry(env, theme)
     return _board_width(n, s, m) + 16, 16, PANEL - 32, 36
 
 
-def board_size(env: Any, theme: Theme) -> tuple[int, int]:
+def board_size(env: GoEnv, theme: Theme) -> tuple[int, int]:
     """Pixels of the board and its panel."""
     n, s, m = _geometry(env, theme)
     side = _board_width(n, s, m)
@@ -114,7 +115,7 @@ def _left(surface: Surface, text: str, size: int, colour: Any, pos: tuple[int, i
     surface.blit(text_surface(text, size, colour), pos)
 
 
-def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None) -> int:
+def draw(surface: Surface, env: GoEnv, theme: Theme, highlight: int | None = None) -> int:
     """Draws the board, the stones, the marks and the panel; returns the number of stones.
 
     ``highlight``: an action to emphasise (a ghost stone of the player to move on an empty point,
@@ -123,7 +124,7 @@ def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None)
     from mc_envs.render._pygame import require_pygame
 
     pygame = require_pygame()
-    base = env.unwrapped
+    base = env
     n, s, m = _geometry(env, theme)
     side = _board_width(n, s, m)
     w, h = board_size(env, theme)
@@ -189,7 +190,7 @@ def _territory(pygame: ModuleType, surface: Surface, board: np.ndarray, s: int, 
         surface.fill(colour, (x - half, y - half, 2 * half, 2 * half))
 
 
-def _panel(pygame: ModuleType, surface: Surface, env: Any, theme: Theme, lit: bool) -> None:
+def _panel(pygame: ModuleType, surface: Surface, env: GoEnv, theme: Theme, lit: bool) -> None:
     """The pass button, whose turn, the captures, the last move and, at the end, the score."""
     x, y, bw, bh = _button(env, theme)
     over = len(env.legal_actions()) == 0
@@ -221,7 +222,7 @@ def _panel(pygame: ModuleType, surface: Surface, env: Any, theme: Theme, lit: bo
             _left(surface, line, 20, theme.text, (x, top + 30 + 22 * i))
 
 
-def _result(env: Any) -> str:
+def _result(env: GoEnv) -> str:
     """``"Black wins by 3.5"``, ``"White wins by 0.5"`` or ``"draw"``."""
     black, white = env.area()
     margin = black - white - env.komi
@@ -231,7 +232,7 @@ def _result(env: Any) -> str:
     return f"{SIDES[0 if r > 0 else 1]} wins by {abs(margin):g}"
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
+def cell_at(pos: tuple[int, int], env: GoEnv, theme: Theme) -> int | None:
     """The action under pixel ``pos``: the nearest intersection, the pass (``n * n``) on the pass
     button, None off the grid (more than half a spacing beyond its edge) and in the panel."""
     n, s, m = _geometry(env, theme)
@@ -245,7 +246,7 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     return r * n + c
 
 
-def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
+def cell_center(cell: int, env: GoEnv, theme: Theme) -> tuple[int, int]:
     """The pixel of an action: its intersection, or the centre of the pass button."""
     n, s, m = _geometry(env, theme)
     if int(cell) == n * n:
@@ -255,10 +256,10 @@ def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
     return m + c * s, m + r * s
 
 
-def status(env: Any) -> str:
+def status(env: GoEnv) -> str:
     """``"Black to move   move 12   captured: Black 2, White 0"``, or at the end the areas and
     the winner."""
-    base = env.unwrapped
+    base = env
     state = base.state_view
     taken = f"captured: Black {int(state[CAPTURES])}, White {int(state[CAPTURES + 1])}"
     if len(base.legal_actions()) == 0:
@@ -268,14 +269,14 @@ def status(env: Any) -> str:
     return f"{SIDES[base.current_player]} to move   move {moves + 1}   {taken}"
 
 
-def click(env: Any, cell: int, ui: UiState) -> int | None:
+def click(env: GoEnv, cell: int, ui: UiState) -> int | None:
     """The clicked point is the action (the pass button: the pass)."""
     return cell
 
 
-def key(env: Any, name: str, char: str, ui: UiState) -> int | None:
+def key(env: GoEnv, name: str, char: str, ui: UiState) -> int | None:
     """The space bar passes."""
-    n = env.unwrapped.size
+    n = env.size
     return n * n if name == "space" else None
 
 

@@ -22,6 +22,7 @@ from mc_envs.games import morpion as rules
 if TYPE_CHECKING:
     from pygame import Surface
 
+    from mc_envs.envs.morpion import MorpionSolitaireEnv
     from mc_envs.render.theme import Theme
     from mc_envs.render.ui import UiState
 
@@ -32,7 +33,7 @@ def _cell(theme: Theme) -> int:
     return theme.cell["morpion"]
 
 
-def board_size(env: Any, theme: Theme) -> tuple[int, int]:
+def board_size(env: MorpionSolitaireEnv, theme: Theme) -> tuple[int, int]:
     """Pixels of the board: ``size * cell`` on both sides."""
     c = _cell(theme)
     return env.size * c, env.size * c
@@ -47,7 +48,7 @@ def point_center(x: int, y: int, theme: Theme) -> tuple[int, int]:
 _BACKGROUND: dict[tuple, Any] = {}
 
 
-def _background(env: Any, theme: Theme) -> Any:
+def _background(env: MorpionSolitaireEnv, theme: Theme) -> Any:
     """The empty grid with its points and the starting cross (cached per size and theme)."""
     from mc_envs.render._pygame import require_pygame
 
@@ -67,7 +68,7 @@ def _background(env: Any, theme: Theme) -> Any:
     return surf
 
 
-def lines_of(env: Any) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+def lines_of(env: MorpionSolitaireEnv) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """The drawn segments merged into maximal straight runs: ``((x0, y0), (x1, y1))`` pairs."""
     c = rules.cells(env.state_view)
     g = env.size
@@ -87,7 +88,9 @@ def lines_of(env: Any) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     return runs
 
 
-def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None) -> int:
+def draw(
+    surface: Surface, env: MorpionSolitaireEnv, theme: Theme, highlight: int | None = None
+) -> int:
     """Draws the grid, lines and dots; returns the number of lines (moves) drawn."""
     from mc_envs.render._pygame import require_pygame
 
@@ -123,7 +126,7 @@ def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None)
     return int(env.state_view[rules.H_MOVES])
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
+def cell_at(pos: tuple[int, int], env: MorpionSolitaireEnv, theme: Theme) -> int | None:
     """The grid point ``y * size + x`` nearest to pixel ``pos`` (None off the grid)."""
     size = _cell(theme)
     x, y = int(pos[0]) // size, int(pos[1]) // size
@@ -132,19 +135,19 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     return y * env.size + x
 
 
-def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
+def cell_center(cell: int, env: MorpionSolitaireEnv, theme: Theme) -> tuple[int, int]:
     """The pixel of grid point ``cell = y * size + x``."""
     y, x = divmod(int(cell), env.size)
     return point_center(x, y, theme)
 
 
-def moves_at(env: Any, cell: int) -> list[int]:
+def moves_at(env: MorpionSolitaireEnv, cell: int) -> list[int]:
     """The legal actions whose new dot is grid point ``cell`` (sorted)."""
     legal = env.legal_actions()
     return [int(a) for a in legal[legal // 20 == cell]]
 
 
-def status(env: Any) -> str:
+def status(env: MorpionSolitaireEnv) -> str:
     """Variant, score, legal moves."""
     n = len(env.legal_actions())
     tail = "game over" if n == 0 else f"{n} legal moves"
@@ -173,7 +176,7 @@ def _on_line(action: int, x: int, y: int, size: int) -> bool:
     return any((sx + i * rules.DX[d], sy + i * rules.DY[d]) == (x, y) for i in range(5))
 
 
-def click(env: Any, cell: int, ui: UiState) -> int | None:
+def click(env: MorpionSolitaireEnv, cell: int, ui: UiState) -> int | None:
     """A click on a grid point: plays its only line, or shows its lines one by one; a click on a
     dot of the shown line plays that line."""
     if ui.selected is not None and ui.candidates:
@@ -200,7 +203,7 @@ def click(env: Any, cell: int, ui: UiState) -> int | None:
     return None
 
 
-def key(env: Any, name: str, char: str, ui: UiState) -> int | None:
+def key(env: MorpionSolitaireEnv, name: str, char: str, ui: UiState) -> int | None:
     """Enter or Space plays the shown line; Tab shows the next one."""
     if name in ("enter", "space") and ui.candidates:
         return ui.candidates[ui.candidate]
@@ -210,7 +213,7 @@ def key(env: Any, name: str, char: str, ui: UiState) -> int | None:
     return None
 
 
-def highlight(env: Any, ui: UiState) -> int | None:
+def highlight(env: MorpionSolitaireEnv, ui: UiState) -> int | None:
     """The shown candidate line, else the first line through the point under the pointer."""
     if ui.candidates:
         return ui.candidates[ui.candidate]
@@ -220,14 +223,16 @@ def highlight(env: Any, ui: UiState) -> int | None:
     return None
 
 
-def show_hint(env: Any, action: int, ui: UiState) -> None:
+def show_hint(env: MorpionSolitaireEnv, action: int, ui: UiState) -> None:
     """A hint selects its point, with its line shown among the point's lines."""
     ui.selected = int(action) // 20
     ui.candidates = moves_at(env, ui.selected)
     ui.candidate = ui.candidates.index(action) if action in ui.candidates else 0
 
 
-def crop(env: Any, final: Any, theme: Theme, min_width: int) -> tuple[int, int, int, int]:
+def crop(
+    env: MorpionSolitaireEnv, final: Any, theme: Theme, min_width: int
+) -> tuple[int, int, int, int]:
     """The board area (pixels ``x, y, w, h``) that a whole game uses, from its final state:
     the dots' bounding box with a margin, at least ``min_width`` wide (replays show only this)."""
     c = _cell(theme)

@@ -18,6 +18,7 @@ from mc_envs.render.theme import SAMEGAME_LETTERS, SAMEGAME_SHAPES, blit_centere
 if TYPE_CHECKING:
     from pygame import Surface
 
+    from mc_envs.envs.samegame import SameGameEnv
     from mc_envs.render.theme import Theme
     from mc_envs.render.ui import UiState
 
@@ -28,7 +29,7 @@ def _cell(theme: Theme) -> int:
     return theme.cell["samegame"]
 
 
-def board_size(env: Any, theme: Theme) -> tuple[int, int]:
+def board_size(env: SameGameEnv, theme: Theme) -> tuple[int, int]:
     """Pixels of the board: ``cols * cell`` by ``rows * cell``."""
     c = _cell(theme)
     return env.cols * c, env.rows * c
@@ -120,7 +121,7 @@ def _mark(
         pygame.draw.line(surface, ink, (cx, cy - r), (cx, cy + r), 2)
 
 
-def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None) -> int:
+def draw(surface: Surface, env: SameGameEnv, theme: Theme, highlight: int | None = None) -> int:
     """Draws the board; returns the number of non-empty cells drawn."""
     from mc_envs.render._pygame import require_pygame
 
@@ -176,7 +177,7 @@ def _outline(
             pygame.draw.line(surface, color, (x + size - 2, y), (x + size - 2, y + size - 1), 3)
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
+def cell_at(pos: tuple[int, int], env: SameGameEnv, theme: Theme) -> int | None:
     """The cell index ``row * cols + col`` under pixel ``pos``, or None off the board."""
     size = _cell(theme)
     x, y = int(pos[0]), int(pos[1])
@@ -188,14 +189,14 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     return r * env.cols + c
 
 
-def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
+def cell_center(cell: int, env: SameGameEnv, theme: Theme) -> tuple[int, int]:
     """The pixel at the centre of a cell."""
     size = _cell(theme)
     r, c = divmod(int(cell), env.cols)
     return c * size + size // 2, r * size + size // 2
 
 
-def status(env: Any) -> str:
+def status(env: SameGameEnv) -> str:
     """Score, moves, cells left."""
     s = env.state_view
     over = "  game over" if len(env.legal_actions()) == 0 else ""
@@ -205,7 +206,7 @@ def status(env: Any) -> str:
 HELP = (("click", "a group of 2 or more: remove it"),)
 
 
-def click(env: Any, cell: int, ui: UiState) -> int | None:
+def click(env: SameGameEnv, cell: int, ui: UiState) -> int | None:
     """The action of the group under the clicked cell (None, with a message, off a group)."""
     action = env.group_at(*divmod(int(cell), env.cols))
     if action is None:
@@ -213,7 +214,7 @@ def click(env: Any, cell: int, ui: UiState) -> int | None:
     return action
 
 
-def highlight(env: Any, ui: UiState) -> int | None:
+def highlight(env: SameGameEnv, ui: UiState) -> int | None:
     """The hint, else the group under the pointer."""
     if ui.hint is not None:
         return ui.hint

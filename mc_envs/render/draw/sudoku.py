@@ -24,21 +24,22 @@ from mc_envs.render.theme import blit_centered
 if TYPE_CHECKING:
     from pygame import Surface
 
+    from mc_envs.envs.sudoku import SudokuEnv
     from mc_envs.render.theme import Theme
     from mc_envs.render.ui import UiState
 
 
-def _cell(env: Any, theme: Theme) -> int:
+def _cell(env: SudokuEnv, theme: Theme) -> int:
     return theme.cell["sudoku9" if env.size <= 9 else "sudoku16"]
 
 
-def board_size(env: Any, theme: Theme) -> tuple[int, int]:
+def board_size(env: SudokuEnv, theme: Theme) -> tuple[int, int]:
     """Pixels of the board: ``size * cell`` on both sides (plus the outer border)."""
     side = env.size * _cell(env, theme) + 2
     return side, side
 
 
-def draw(surface: Surface, env: Any, theme: Theme, highlight: Any = None) -> int:
+def draw(surface: Surface, env: SudokuEnv, theme: Theme, highlight: Any = None) -> int:
     """Draws the grid; returns the number of filled cells."""
     from mc_envs.render._pygame import require_pygame
 
@@ -95,7 +96,7 @@ def draw(surface: Surface, env: Any, theme: Theme, highlight: Any = None) -> int
     return int(np.count_nonzero(grid))
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
+def cell_at(pos: tuple[int, int], env: SudokuEnv, theme: Theme) -> int | None:
     """The cell index ``row * size + col`` under pixel ``pos`` (None off the grid)."""
     size = _cell(env, theme)
     x, y = int(pos[0]) - 1, int(pos[1]) - 1
@@ -107,14 +108,14 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     return r * env.size + c
 
 
-def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
+def cell_center(cell: int, env: SudokuEnv, theme: Theme) -> tuple[int, int]:
     """The pixel at the centre of a cell."""
     size = _cell(env, theme)
     r, c = divmod(int(cell), env.size)
     return 1 + c * size + size // 2, 1 + r * size + size // 2
 
 
-def status(env: Any) -> str:
+def status(env: SudokuEnv) -> str:
     """Filled cells and the outcome."""
     state = env.state_view
     if env.solved:
@@ -126,7 +127,7 @@ def status(env: Any) -> str:
     return f"filled {env.score:g}/{env.max_score:g}   moves {int(state[rules.MOVES])}   {tail}"
 
 
-def help_lines(env: Any) -> tuple[tuple[str, str], ...]:
+def help_lines(env: SudokuEnv) -> tuple[tuple[str, str], ...]:
     """The help overlay's lines: the value keys depend on the size (16 x 16: 1-9 and A-G)."""
     values = "1-9" if env.size == 9 else f"1-9, A-{rules.SYMBOLS[env.size - 1]}"
     return (
@@ -139,13 +140,13 @@ def help_lines(env: Any) -> tuple[tuple[str, str], ...]:
 _ARROWS = {"left": (0, -1), "right": (0, 1), "up": (-1, 0), "down": (1, 0)}
 
 
-def click(env: Any, cell: int, ui: UiState) -> None:
+def click(env: SudokuEnv, cell: int, ui: UiState) -> None:
     """Selects the cell (a value is then typed)."""
     ui.selected, ui.sticky, ui.hint = int(cell), True, None
     ui.message = "type a value"
 
 
-def key(env: Any, name: str, char: str, ui: UiState) -> int | None:
+def key(env: SudokuEnv, name: str, char: str, ui: UiState) -> int | None:
     """Arrows move the selection; a value symbol fills the selected cell."""
     n = env.size
     if name in _ARROWS:
@@ -159,13 +160,13 @@ def key(env: Any, name: str, char: str, ui: UiState) -> int | None:
     return ui.selected * n + rules.SYMBOLS.index(symbol)
 
 
-def highlight(env: Any, ui: UiState) -> Any:
+def highlight(env: SudokuEnv, ui: UiState) -> Any:
     """The hint, else the selected cell."""
     if ui.hint is not None:
         return ui.hint
     return ("cell", ui.selected) if ui.selected is not None else None
 
 
-def show_hint(env: Any, action: int, ui: UiState) -> None:
+def show_hint(env: SudokuEnv, action: int, ui: UiState) -> None:
     """A hint selects its cell."""
     ui.selected = int(action) // env.size

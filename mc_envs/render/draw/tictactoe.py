@@ -6,7 +6,7 @@ tinted with the winner's colour and framed in ``theme.win``. ``cell_at`` gives t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from mc_envs.render.draw._two_player import status as status
 if TYPE_CHECKING:
     from pygame import Surface
 
+    from mc_envs.envs.tictactoe import TicTacToeEnv
     from mc_envs.render.theme import Theme
 
 ROWS = COLS = 3
@@ -27,7 +28,12 @@ board_size = GRID.board_size
 
 
 def draw(
-    surface: Surface, env: Any, theme: Theme, highlight: int | None = None, *, win: Cells = None
+    surface: Surface,
+    env: TicTacToeEnv,
+    theme: Theme,
+    highlight: int | None = None,
+    *,
+    win: Cells = None,
 ) -> int:
     """Draws the board; returns the number of stones. ``win``: the cells ``(row, col)`` to mark
     (None: the winning three, :func:`mc_envs.games.tictactoe.winning_line`; ``()``: none)."""
@@ -67,13 +73,13 @@ def _blend(a: tuple[int, ...], b: tuple[int, ...], t: float) -> tuple[int, ...]:
     return tuple(round(x + (y - x) * t) for x, y in zip(a, b))
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
+def cell_at(pos: tuple[int, int], env: TicTacToeEnv, theme: Theme) -> int | None:
     """The action (cell ``row * 3 + col``) under pixel ``pos``, None off the board."""
     cell = GRID.at(pos, theme)
     return None if cell is None else cell[0] * COLS + cell[1]
 
 
-def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
+def cell_center(cell: int, env: TicTacToeEnv, theme: Theme) -> tuple[int, int]:
     """The pixel at the centre of a cell."""
     return GRID.centre(*divmod(int(cell), COLS), theme)
 

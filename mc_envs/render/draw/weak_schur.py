@@ -11,7 +11,7 @@ one size; integers beyond ``L`` (a new record) are counted in the status line on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mc_envs.games import weak_schur as rules
 from mc_envs.render.theme import blit_centered
@@ -19,6 +19,7 @@ from mc_envs.render.theme import blit_centered
 if TYPE_CHECKING:
     from pygame import Surface
 
+    from mc_envs.envs.weak_schur import WeakSchurEnv
     from mc_envs.render.theme import Theme
     from mc_envs.render.ui import UiState
 
@@ -29,21 +30,21 @@ def _cell(theme: Theme) -> int:
     return theme.cell["weak_schur"]
 
 
-def _layout(env: Any) -> tuple[int, int]:
+def _layout(env: WeakSchurEnv) -> tuple[int, int]:
     """(integers shown L, columns per block W)."""
     shown = rules.KNOWN.get(env.k) or rules.BEST_KNOWN[env.k]
     width = 20 if shown <= 70 else 40 if shown <= 200 else 80
     return shown, width
 
 
-def board_size(env: Any, theme: Theme) -> tuple[int, int]:
+def board_size(env: WeakSchurEnv, theme: Theme) -> tuple[int, int]:
     """Pixels: ``W`` columns wide, ``ceil(L / W)`` blocks of ``k + 1`` rows high."""
     shown, width = _layout(env)
     blocks = -(-shown // width)
     return LABEL + width * _cell(theme), blocks * (env.k + 1) * _cell(theme)
 
 
-def _box(env: Any, theme: Theme, i: int, part: int) -> tuple[int, int, int, int]:
+def _box(env: WeakSchurEnv, theme: Theme, i: int, part: int) -> tuple[int, int, int, int]:
     """The square of integer ``i`` (from 1) in the row of ``part``."""
     _, width = _layout(env)
     c = _cell(theme)
@@ -51,7 +52,7 @@ def _box(env: Any, theme: Theme, i: int, part: int) -> tuple[int, int, int, int]
     return LABEL + col * c, (block * (env.k + 1) + part) * c, c - 1, c - 1
 
 
-def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None) -> int:
+def draw(surface: Surface, env: WeakSchurEnv, theme: Theme, highlight: int | None = None) -> int:
     """Draws the parts; returns the number of integers placed."""
     from mc_envs.render._pygame import require_pygame
 
@@ -82,7 +83,7 @@ def draw(surface: Surface, env: Any, theme: Theme, highlight: int | None = None)
     return n
 
 
-def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
+def cell_at(pos: tuple[int, int], env: WeakSchurEnv, theme: Theme) -> int | None:
     """The part whose row is under pixel ``pos`` (in any block), None elsewhere."""
     x, y = int(pos[0]), int(pos[1])
     w, h = board_size(env, theme)
@@ -92,7 +93,7 @@ def cell_at(pos: tuple[int, int], env: Any, theme: Theme) -> int | None:
     return row if row < env.k else None
 
 
-def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
+def cell_center(cell: int, env: WeakSchurEnv, theme: Theme) -> tuple[int, int]:
     """The centre of the first square of a part's row."""
     x, y, w, h = _box(env, theme, 1, int(cell))
     return x + w // 2, y + h // 2
@@ -101,12 +102,12 @@ def cell_center(cell: int, env: Any, theme: Theme) -> tuple[int, int]:
 HELP = (("click", "a part's row: put the next integer there"),)
 
 
-def click(env: Any, cell: int, ui: UiState) -> int:
+def click(env: WeakSchurEnv, cell: int, ui: UiState) -> int:
     """A click on a part's row puts the next integer there."""
     return cell
 
 
-def status(env: Any) -> str:
+def status(env: WeakSchurEnv) -> str:
     """n, the next integer and where it fits."""
     state = env.state_view
     n = int(state[rules.N])
