@@ -89,3 +89,17 @@ def test_an_env_accepting_illegal_moves_is_caught():
 
     with pytest.raises(ConformanceError, match="illegal action"):
         check_planning_env(lambda: Lax())
+
+
+@pytest.mark.parametrize("algo", ["nmcs", "uct"])
+def test_a_users_env_with_the_contract_alone_is_searched(algo):
+    # Counter has no policy(): UCT's generic path once asked the env for its policy by name
+    # (AttributeError); now both take the default random policy as NMCS did. Best score: 3.
+    from mc_envs.agents import NMCS, UCT
+
+    env = Counter()
+    env.reset(seed=0)
+    agent = NMCS(level=1, seed=0) if algo == "nmcs" else UCT(seed=0)
+    result = agent.search(env, iterations=200)
+    assert result.score == 3.0 and result.actions == [1, 1, 1]
+    assert env.total == 0  # left as it was
