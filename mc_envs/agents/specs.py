@@ -34,6 +34,7 @@ from typing import Any
 
 from mc_envs import opponents
 from mc_envs.agents.mcts.presets import PRESETS, SPEC_PRESETS
+from mc_envs.opponents import Player
 
 KINDS = ("random", "uct", "puct")
 PRIORS = ("heuristic",)
@@ -60,7 +61,7 @@ def known() -> list[str]:
 
 def parse(
     spec: str, *, seed: int = 0, iterations: int | None = None, time_limit: float | None = None
-) -> Any:
+) -> Player:
     """The agent (with ``act(env)``) of a spec.
 
     Args:
@@ -187,7 +188,7 @@ def _checked(key: str, value: Any, param: inspect.Parameter, name: str) -> Any:
     return float(value) if "float" in words and isinstance(value, int) else value
 
 
-def _player(spec: str, *, seed: int) -> Any:
+def _player(spec: str, *, seed: int) -> Player:
     return parse(spec, seed=seed)
 
 

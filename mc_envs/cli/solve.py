@@ -18,8 +18,10 @@ from mc_envs.registry import Game, find
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.agents import NMCS, NRPA, UCT
 
-def make_agent(args: argparse.Namespace, env: gym.Env) -> Any:
+
+def make_agent(args: argparse.Namespace, env: gym.Env) -> NMCS | NRPA | UCT:
     """The agent of ``--algo`` and its flags (``args.parallel`` set to the scheme it chose).
 
     Raises:
@@ -62,7 +64,12 @@ class RecordSaver:
     failed write (a full disk) is kept, the search goes on, and the next save tries again."""
 
     def __init__(
-        self, args: argparse.Namespace, env_id: str, kwargs: dict, agent: Any, params: dict
+        self,
+        args: argparse.Namespace,
+        env_id: str,
+        kwargs: dict,
+        agent: NMCS | NRPA | UCT,
+        params: dict,
     ) -> None:
         self.args, self.env_id, self.kwargs, self.agent = args, env_id, kwargs, agent
         self.out = Path(args.out)
@@ -123,7 +130,7 @@ def _make_env(args: argparse.Namespace, game: Game) -> tuple[Any, dict]:
     return env, kwargs
 
 
-def _checkpointing(args: argparse.Namespace, agent: Any) -> dict[str, Any]:
+def _checkpointing(args: argparse.Namespace, agent: NMCS | NRPA | UCT) -> dict[str, Any]:
     """The search's checkpoint arguments, after the checks a search would make too late."""
     root = args.workers > 1 and args.parallel == "root"
     first = f"{args.checkpoint}.w0" if root else args.checkpoint  # root: one file a worker
@@ -138,7 +145,9 @@ def _checkpointing(args: argparse.Namespace, agent: Any) -> dict[str, Any]:
     return {"checkpoint": args.checkpoint, "resume": args.resume}
 
 
-def _recorded_params(args: argparse.Namespace, agent: Any, env: gym.Env) -> dict[str, Any]:
+def _recorded_params(
+    args: argparse.Namespace, agent: NMCS | NRPA | UCT, env: gym.Env
+) -> dict[str, Any]:
     params = dict(agent.params)
     if params.get("policy", "") is None:  # the game's: its race's policies, or its default
         race = args.parallel == "race"

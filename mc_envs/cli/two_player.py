@@ -25,6 +25,7 @@ import gymnasium as gym
 
 if TYPE_CHECKING:
     from mc_envs.envs.two_player import TwoPlayerEnv
+    from mc_envs.opponents import Player
 
 
 def game_id(game: str) -> str:
@@ -43,7 +44,7 @@ def game_id(game: str) -> str:
 
 def make_agent(
     spec: str, *, seed: int = 0, iterations: int | None = None, time_limit: float | None = None
-) -> Any:
+) -> Player:
     """An agent from a spec string (:func:`mc_envs.agents.specs.parse`: ``"uct-hard"``, ``"random"`` ...).
 
     Args:
@@ -112,7 +113,7 @@ def play_terminal(
 
 def _play_terminal(
     env: TwoPlayerEnv,
-    agent: Any,
+    agent: Player,
     vs: str,
     human_player: int,
     input_fn: Callable[[str], str],
@@ -189,7 +190,7 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
 
 
 def play_game(
-    env: TwoPlayerEnv, first: Any, second: Any, seed: int = 0, moves: list[int] | None = None
+    env: TwoPlayerEnv, first: Player, second: Player, seed: int = 0, moves: list[int] | None = None
 ) -> float:
     """Plays one game between two agents (``first`` moves first); returns player 0's result.
     ``moves``, if given, gets the actions played."""

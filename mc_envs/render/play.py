@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pygame import Event, Surface
 
     from mc_envs.contract import Drawn
+    from mc_envs.opponents import Player
     from mc_envs.render.theme import Theme
     from mc_envs.state import State
 
@@ -60,7 +61,7 @@ def make_env(game: str, **kwargs: Any) -> Any:
     return getattr(import_module(module), cls)(**{**g.kwargs, **g.cli, **g.play, **kwargs})
 
 
-def make_opponent(spec: str | None, seed: int = 0) -> Any:
+def make_opponent(spec: str | None, seed: int = 0) -> Player | None:
     """An agent with ``act(env)`` for ``--vs``, found by name in :mod:`mc_envs.opponents` (the
     agent specs of :mod:`mc_envs.agents.specs`), or None for ``None``, ``"none"`` or ``"human"``
     (two people at one mouse).
@@ -107,11 +108,11 @@ class PlaySession:
         self,
         env: gym.Env,
         *,
-        opponent: Any = None,
+        opponent: Player | None = None,
         human_player: int = 0,
         opponent_name: str | None = None,
         theme: Theme | None = None,
-        hint_agent: Any = None,
+        hint_agent: Player | None = None,
         env_factory: Callable[[], Any] | None = None,
         seed: int | None = 0,
     ) -> None:
@@ -260,9 +261,12 @@ class PlaySession:
         thread.start()
 
     def _maybe_start_opponent(self) -> None:
-        if self._opponent_to_move() and (self.job is None or self.job.kind != "move"):
+        opponent = self.opponent
+        if opponent is None or (self.job is not None and self.job.kind == "move"):
+            return
+        if self._opponent_to_move():
             self.message = "thinking..."
-            self._start("move", self.opponent.act)
+            self._start("move", opponent.act)
 
     def request_hint(self) -> None:
         """Asks an agent for a move in the background; it is highlighted when ready."""
@@ -452,7 +456,7 @@ def run(
     seed: int | None = 0,
     marks: str = "none",
     env_kwargs: dict | None = None,
-    hint_agent: Any = None,
+    hint_agent: Player | None = None,
     sgf: str | None = None,
 ) -> int:
     """Opens the play window and runs until it is closed. Returns an exit status (0). ``sgf``:

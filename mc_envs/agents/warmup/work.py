@@ -84,9 +84,13 @@ def run_entry(entry: Entry, envs: dict[str, Any]) -> None:
     elif entry.kind in ("uct", "puct"):
         (UCT if entry.kind == "uct" else PUCT)().search(env, iterations=2)
     elif entry.kind in GAME_PRESETS.get(entry.env_id, []):
+        from mc_envs.agents.base import Searcher
         from mc_envs.agents.specs import parse
 
-        parse(entry.kind).search(env, iterations=2)
+        agent = parse(entry.kind)
+        if not isinstance(agent, Searcher):
+            raise TypeError(f"{entry.kind}: a preset of {entry.env_id} that does not search")
+        agent.search(env, iterations=2)
     else:
         threads = entry.arg if entry.kind == "vector" else 1
         vec: Any = gym.make_vec(entry.env_id, num_envs=2, threads=threads)  # mc_envs.vector
