@@ -20,8 +20,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -30,6 +31,8 @@ from mc_envs.records import write_atomic
 
 if TYPE_CHECKING:
     import gymnasium as gym
+
+    from mc_envs.core import PlanningEnv
 
 FORMAT = "mc-envs/checkpoint"
 FILE_VERSION = 1
@@ -90,7 +93,7 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def is_seconds(value: Any) -> bool:
+def is_seconds(value: object) -> bool:
     """Whether ``value`` is a finite JSON number >= 0 (a bool is not)."""
     return (
         not isinstance(value, bool) and isinstance(value, (int, float)) and 0.0 <= value < math.inf
@@ -110,6 +113,9 @@ def saved_seconds(data: dict[str, Any], path: str | Path) -> float:
             f"{path}: checkpoint field control.seconds: expected seconds >= 0, got {seconds!r}"
         )
     return float(seconds)
+
+
+R = TypeVar("R")  # what Checker._after reads from the env
 
 
 class Checker:
@@ -132,20 +138,20 @@ class Checker:
         """The error for ``field``."""
         return ValueError(f"{self.path}: checkpoint field {field}: {what}")
 
-    def mapping(self, data: Any, key: str) -> dict[str, Any]:
+    def mapping(self, data: object, key: str) -> dict[str, Any]:
         """``data[key]``, which must be a JSON object."""
         value = data.get(key) if isinstance(data, dict) else None
         if not isinstance(value, dict):
             raise self.fail(key, "missing or not an object")
         return value
 
-    def number(self, value: Any, field: str) -> float:
+    def number(self, value: object, field: str) -> float:
         """A float (or -inf/NaN-free number), as written by a search."""
         if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
             raise self.fail(field, f"expected a number, got {value!r}")
         return float(value)
 
-    def count(self, value: Any, field: str, high: int | None = None) -> int:
+    def count(self, value: object, field: str, high: int | None = None) -> int:
         """An int in ``0..high``."""
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise self.fail(field, f"expected an int >= 0, got {value!r}")
@@ -153,7 +159,9 @@ class Checker:
             raise self.fail(field, f"{value} is above its maximum {high}")
         return value
 
-    def ints(self, value: Any, field: str, low: int, high: int, length: int | None = None) -> list:
+    def ints(
+        self, value: object, field: str, low: int, high: int, length: int | None = None
+    ) -> list[int]:
         """A list of ints in ``low..high`` (of ``length`` items when given)."""
         if not isinstance(value, list):
             raise self.fail(field, "expected a list")
@@ -164,7 +172,7 @@ class Checker:
                 raise self.fail(f"{field}[{i}]", f"expected an int in {low}..{high}, got {x!r}")
         return value
 
-    def numbers(self, value: Any, field: str, length: int | None = None) -> list:
+    def numbers(self, value: object, field: str, length: int | None = None) -> list[float]:
         """A list of numbers (of ``length`` items when given)."""
         if not isinstance(value, list):
             raise self.fail(field, "expected a list")
@@ -172,14 +180,14 @@ class Checker:
             raise self.fail(field, f"expected {length} items, got {len(value)}")
         return [self.number(x, f"{field}[{i}]") for i, x in enumerate(value)]
 
-    def actions(self, value: Any, field: str) -> list[int]:
+    def actions(self, value: object, field: str) -> list[int]:
         """A list of actions of the action space, at most a game long."""
         seq = self.ints(value, field, 0, self.max_actions - 1)
         if len(seq) > self.max_moves:
             raise self.fail(field, f"{len(seq)} moves, longer than any game ({self.max_moves})")
         return seq
 
-    def rng(self, value: Any, field: str) -> list[int]:
+    def rng(self, value: object, field: str) -> list[int]:
         """A random stream's state (one 64-bit word)."""
         return self.ints(value, field, 0, 2**64 - 1, length=1)
 
@@ -193,7 +201,9 @@ class Checker:
         score it reaches (the env is left as it was)."""
         return self._after([], seq, field, lambda env: float(env.score))
 
-    def _after(self, prefix: list[int], seq: list[int], field: str, read: Any) -> Any:
+    def _after(
+        self, prefix: list[int], seq: list[int], field: str, read: Callable[[PlanningEnv], R]
+    ) -> R:
         env = self.env
         snap = env.clone_state()
         try:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, cast
 import gymnasium as gym
 
 from mc_envs.cli.arena_pool import play_in_workers
-from mc_envs.cli.arena_state import Record, open_record
+from mc_envs.cli.arena_state import GameEntry, GoScore, Record, open_record
 from mc_envs.cli.two_player import (
     check_sgf,
     game_id,
@@ -88,7 +88,7 @@ def _close(agent: Any) -> None:
 
 
 def play_one(match: Match, index: int, *, agents: tuple = (None, None), sgf_dir: str | None = None,
-             width: int = 1) -> dict[str, Any]:  # fmt: skip
+             width: int = 1) -> GameEntry:  # fmt: skip
     """Plays game ``index`` of a match and returns its entry (see :mod:`mc_envs.cli.arena_state`).
 
     Args:
@@ -115,32 +115,38 @@ def play_one(match: Match, index: int, *, agents: tuple = (None, None), sgf_dir:
         start = _time.perf_counter()
         r0 = play_game(env, first, second, seed=match.seed + index, moves=moves)
         seconds = _time.perf_counter() - start
-        entry: dict[str, Any] = {"index": index, "black": "A" if a_first else "B"}
-        entry |= {"result": int(r0 if a_first else -r0), "moves": moves}
         go = match.env_id == GO
-        entry |= _go_result(cast("GoEnv", env), (first, second)) if go else _no_go_result()
-        entry |= {"seconds": round(seconds, 3), "sgf": None}
+        scored = _go_result(cast("GoEnv", env), (first, second)) if go else _no_go_result()
+        entry: GameEntry = {
+            "index": index,
+            "black": "A" if a_first else "B",
+            "result": int(r0 if a_first else -r0),
+            "moves": moves,
+            **scored,
+            "seconds": round(seconds, 3),
+            "sgf": None,
+        }
         if sgf_dir is not None:
-            entry["sgf"] = f"game-{index + 1:0{width}d}.sgf"
+            entry["sgf"] = sgf = f"game-{index + 1:0{width}d}.sgf"
             names = (match.agent_a, match.agent_b)[:: 1 if a_first else -1]
-            save_sgf(Path(sgf_dir) / entry["sgf"], env, moves, *names)
+            save_sgf(Path(sgf_dir) / sgf, env, moves, *names)
         return entry
     finally:
         for agent in made:
             _close(agent)
 
 
-def _no_go_result() -> dict[str, Any]:
+def _no_go_result() -> GoScore:
     return {"score": None, "margin": None, "gtp_score": None, "disagree": None}
 
 
-def _go_result(env: GoEnv, players: tuple) -> dict[str, Any]:
+def _go_result(env: GoEnv, players: tuple) -> GoScore:
     """Our score of a finished Go game, and the first GTP side's ``final_score`` beside it."""
     from mc_envs.agents.gtp_player import GtpError, GtpPlayer
     from mc_envs.go_sgf import margin, parse_result, result_text
 
     ours = margin(env)
-    out = {"score": result_text(ours), "margin": ours, "gtp_score": None, "disagree": None}
+    out: GoScore = {"score": result_text(ours), "margin": ours, "gtp_score": None, "disagree": None}
     engine = next((p for p in players if isinstance(p, GtpPlayer)), None)
     if engine is not None:
         try:
@@ -154,13 +160,13 @@ def _go_result(env: GoEnv, players: tuple) -> dict[str, Any]:
     return out
 
 
-def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
+def summary(entries: list[GameEntry]) -> dict[str, Any]:
     """Agent A's tally of finished games: ``wins``, ``draws``, ``losses``, ``score`` (wins +
     draws / 2, a game) and its 95% Wilson ``interval``; the same per colour (``as_black``,
     ``as_white``); ``disagreements`` of a GTP side's ``final_score`` with ours on the winner,
     out of ``compared``; ``seconds_per_game``."""
 
-    def tally(games: list[dict[str, Any]]) -> dict[str, Any]:
+    def tally(games: list[GameEntry]) -> dict[str, Any]:
         wins = sum(e["result"] > 0 for e in games)
         draws = sum(e["result"] == 0 for e in games)
         score = (wins + 0.5 * draws) / max(len(games), 1)
@@ -207,7 +213,7 @@ def _short(spec: str) -> str:
     return f"gtp:{Path(words[0]).name}" if words else spec
 
 
-def _game_line(entry: dict[str, Any], games: int, names: tuple[str, str]) -> str:
+def _game_line(entry: GameEntry, games: int, names: tuple[str, str]) -> str:
     """A finished game, in one line: number, who played which colour, result, the engine's
     count."""
     names = (_short(names[0]), _short(names[1]))
@@ -289,7 +295,7 @@ def arena(
 
 def _play_all(
     match: Match,
-    done: dict[int, dict[str, Any]],
+    done: dict[int, GameEntry],
     record: Record | None,
     games: int,
     jobs: int,
@@ -310,7 +316,7 @@ def _play_all(
                 print(_game_line(entry, games, names), file=sys.stderr, flush=True)
 
 
-def _upto(done: dict[int, dict[str, Any]], games: int) -> list[dict[str, Any]]:
+def _upto(done: dict[int, GameEntry], games: int) -> list[GameEntry]:
     return [done[g] for g in sorted(done) if g < games]
 
 
@@ -341,7 +347,7 @@ def _played(
     given: tuple,
     sgf_dir: str | Path | None,
     width: int,
-) -> Generator[dict[str, Any], None, None]:
+) -> Generator[GameEntry, None, None]:
     """The entries of the pending games as they finish (in worker processes when ``jobs`` > 1)."""
     folder = None if sgf_dir is None else str(sgf_dir)
     if jobs > 1 and len(pending) > 1:

@@ -20,7 +20,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import Any, TypeVar
 
 PR_SET_PDEATHSIG = 1  # prctl(2)
 STOP_WAIT = 10.0  # seconds a worker has to unwind after SIGTERM before SIGKILL
@@ -57,9 +57,12 @@ def _work(play: Callable[[int], dict], tasks: Any, results: Any, parent: int) ->
             return
 
 
+T = TypeVar("T")  # what a game returns (an arena entry)
+
+
 def play_in_workers(
-    play: Callable[[int], dict], indices: list[int], jobs: int
-) -> Generator[dict, None, None]:
+    play: Callable[[int], T], indices: list[int], jobs: int
+) -> Generator[T, None, None]:
     """The entries of the games ``indices``, played ``jobs`` at a time, as they finish.
 
     Close the iterator (or exhaust it) to end the workers; an exception raised in it ends them

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict, cast
 
 from mc_envs.records import write_atomic
 
@@ -58,6 +58,26 @@ ENTRY_FIELDS: dict[str, tuple[type, ...]] = {
 }
 
 
+class GoScore(TypedDict):
+    """A game's Go fields (all None in other games)."""
+
+    score: str | None
+    margin: float | None
+    gtp_score: str | None
+    disagree: bool | None
+
+
+class GameEntry(GoScore):
+    """A finished game of a match (the module docstring says what each field holds)."""
+
+    index: int
+    black: str
+    result: int
+    moves: list[int]
+    seconds: float
+    sgf: str | None
+
+
 class ArenaStateError(ValueError):
     """A match record that cannot be used: one line naming the file and what is wrong."""
 
@@ -73,7 +93,7 @@ class Record(NamedTuple):
 
     path: Path
     config: dict[str, Any]
-    games: dict[int, dict[str, Any]]
+    games: dict[int, GameEntry]
 
     def save(self, summary: dict[str, Any]) -> None:
         """Writes the record (atomically) with ``summary``."""
@@ -123,7 +143,7 @@ def check_config(path: Path, saved: dict[str, Any], wanted: dict[str, Any]) -> N
             )
 
 
-def load(path: Path) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
+def load(path: Path) -> tuple[dict[str, Any], dict[int, GameEntry]]:
     """The config and the finished games of a record file, checked.
 
     Raises:
@@ -149,7 +169,7 @@ def load(path: Path) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
     config = _checked(path, data.get("config"), CONFIG_FIELDS, "config")
     if not isinstance(data.get("games"), list):
         raise ArenaStateError(f'{path}: "games" is not a list')
-    games: dict[int, dict[str, Any]] = {}
+    games: dict[int, GameEntry] = {}
     for n, entry in enumerate(data["games"]):
         entry = _checked(path, entry, ENTRY_FIELDS, f"games[{n}]")
         index = entry["index"]
@@ -159,7 +179,7 @@ def load(path: Path) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
             raise ArenaStateError(f"{path}: games[{n}]: {what}")
         if entry["result"] not in (-1, 0, 1) or not all(type(m) is int for m in entry["moves"]):
             raise ArenaStateError(f"{path}: games[{n}]: result not -1, 0 or 1, or moves not ints")
-        games[index] = entry
+        games[index] = cast(GameEntry, entry)  # each field checked above
     return config, games
 
 

@@ -13,7 +13,7 @@ Public entry points:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from mc_envs.render._pygame import INSTALL_HINT, require_pygame
 from mc_envs.render.draw import draw_env
@@ -24,9 +24,12 @@ if TYPE_CHECKING:
 
     from mc_envs.contract import Drawn
     from mc_envs.render.theme import Theme
+    from mc_envs.render.ui import Highlight
 
 
-def frame(env: gym.Env | Drawn, theme: Theme | None = None, highlight: Any = None) -> np.ndarray:
+def frame(
+    env: gym.Env | Drawn, theme: Theme | None = None, highlight: Highlight = None
+) -> np.ndarray:
     """The env drawn offscreen as an ``H x W x 3`` uint8 array (rows first).
 
     Args:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from mc_envs.contract import Drawn
     from mc_envs.opponents import Player
     from mc_envs.render.theme import Theme
+    from mc_envs.render.ui import Highlight
     from mc_envs.state import State
 
 SHORTCUTS: tuple[tuple[str, str], ...] = (
@@ -48,7 +49,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
 )
 
 
-def make_env(game: str, **kwargs: Any) -> Any:
+def make_env(game: str, **kwargs: Any) -> Drawn:
     """The unwrapped env of a command-line game name (:data:`mc_envs.registry.GAMES`), with
     play's defaults (Sudoku: every cell can be filled, ``branching="all"``) overridden by
     ``kwargs``."""
@@ -106,7 +107,7 @@ class PlaySession:
 
     def __init__(
         self,
-        env: gym.Env,
+        env: gym.Env | Drawn,
         *,
         opponent: Player | None = None,
         human_player: int = 0,
@@ -233,7 +234,7 @@ class PlaySession:
             and self.env.current_player != self.human_player
         )
 
-    def _agent_env(self) -> Any:
+    def _agent_env(self) -> Drawn:
         """A private copy of the env for an agent to search on (the window keeps drawing ours)."""
         if self.env_factory is not None:
             copy = self.env_factory()
@@ -381,7 +382,7 @@ class PlaySession:
 
     # -- drawing --------------------------------------------------------------------------------
 
-    def highlight(self) -> Any:
+    def highlight(self) -> Highlight:
         """What the board should emphasise now (the hint, the selection, the hovered move)."""
         return controls.highlight(self.env, self.ui)
 

@@ -216,7 +216,7 @@ def _load_morpion(path: Path, default_variant: str | None = None) -> Replay:
 
 def frame_surface(
     replay: Replay, i: int, theme: Theme | None = None, surface: Surface | None = None
-) -> Any:
+) -> Surface:
     """The picture of frame ``i`` (position after ``i`` moves, the next move highlighted)."""
     from mc_envs.render.draw import board_size, draw_frame, draw_status, module_for
     from mc_envs.render.theme import default_theme

@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
     from mc_envs.render.theme import Theme
 
+# What a board emphasises: an action, a game's own mark (Sudoku's selected cell, ("cell", i)), or
+# nothing.
+Highlight = int | tuple[str, int] | None
 HELP_SIZE, HELP_TITLE_SIZE, HELP_LINE = 20, 28, 24  # font sizes and line height of the help
 
 

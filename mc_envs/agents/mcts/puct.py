@@ -40,6 +40,8 @@ from mc_envs.agents.mcts.uct import DEFAULT_ITERATIONS, TreeAgent
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.core import PlanningEnv
+
 FORMS = ("alphago", "alphazero")  # the selection rules of mc_envs.agents.mcts.selection
 
 
@@ -192,7 +194,7 @@ class PUCT(TreeAgent):
     def _generic_prior(self) -> Any:
         return self.prior
 
-    def _generic_fn(self, plain: bool = False, base: Any = None) -> Any:
+    def _generic_fn(self, plain: bool = False, base: PlanningEnv | None = None) -> Any:
         if self.evaluator is None:
             return super()._generic_fn(plain, base)
         return evaluated_search(self.evaluator, self.batch_size, self.value_scale, self.rule)

@@ -19,12 +19,15 @@ raw scores, normalised at selection by the lowest and highest playout score seen
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
 from mc_envs._numba import njit
 from mc_envs.agents.base import NEG_INF
+
+S = TypeVar("S")  # a state as a search keeps it: a compiled row or an env's snapshot
 
 PARENT, FIRST_EDGE, NUM_EDGES, MOVER = range(4)  # nodes[node, ...]
 VISITS, TOTAL, BEST = range(3)  # stats[node, ...]
@@ -279,6 +282,25 @@ class Tree:
         """(action, child) for the children that exist."""
         actions, kids = self.edges(node)
         return [(int(a), int(k)) for a, k in zip(actions, kids) if k != NO_CHILD]
+
+    def node_of(
+        self, state: S, advance: Callable[[S, int], S], equal: Callable[[S, S], bool]
+    ) -> int | None:
+        """The node holding ``state``: the root, or a node one or two moves below it (a child's
+        state is ``advance(its parent's, action)``), else None."""
+        if equal(self.root_state, state):
+            return self.root
+        frontier = [(self.root, self.root_state)]
+        for _ in range(2):
+            nxt = []
+            for node, here in frontier:
+                for a, child in self.children(node):
+                    there = advance(here, a)
+                    if equal(there, state):
+                        return child
+                    nxt.append((child, there))
+            frontier = nxt
+        return None
 
     def root_stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(actions, visits, mean values) of the root's edges; visits 0 and value NaN when unvisited."""

@@ -48,6 +48,9 @@ from mc_envs.rng import rng_state
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.core import PlanningEnv
+    from mc_envs.state import State
+
 DEFAULT_ITERATIONS = 1000
 MAX_REUSED_NODES = 4_000_000
 
@@ -148,14 +151,14 @@ class TreeAgent(ParallelAgent):
 
     # -- hooks for PUCT -------------------------------------------------------------------------
 
-    def _compiled_prior(self, base: Any) -> tuple[bool, Any]:
+    def _compiled_prior(self, base: PlanningEnv) -> tuple[bool, Any]:
         """(the compiled path can serve this env's prior, the compiled prior or None)."""
         return True, None
 
     def _generic_prior(self) -> Any:
         return None
 
-    def _generic_fn(self, plain: bool = False, base: Any = None) -> Any:
+    def _generic_fn(self, plain: bool = False, base: PlanningEnv | None = None) -> Any:
         """The search run on the generic path (the template over the contract; ``plain``: its
         compiled helpers too) over the env ``base`` (the one being searched)."""
         o = self.options
@@ -227,7 +230,7 @@ class TreeAgent(ParallelAgent):
             iterations = DEFAULT_ITERATIONS
         return replace(budget, time=seconds, iterations=iterations)
 
-    def _path(self, base: Any) -> _Path:
+    def _path(self, base: PlanningEnv) -> _Path:
         """The compiled path when the env's kernel and this agent's prior and policy allow it,
         else the generic one."""
         kernel = getattr(base, "kernel", None)
@@ -255,7 +258,7 @@ class TreeAgent(ParallelAgent):
         fn = compiled_search(kernel, kprior, self.rule, self.options.amaf, name)
         return _Path(True, fn, policy, np.array(base.state_view), two_player)
 
-    def _scratch(self, base: Any, tree: Tree, two_player: bool) -> Scratch:
+    def _scratch(self, base: PlanningEnv, tree: Tree, two_player: bool) -> Scratch:
         """The search's scratch and settings; the root's noise drawn, and mixed into the
         root's priors when it is already expanded."""
         max_actions = int(base.action_space.n)
@@ -278,7 +281,13 @@ class TreeAgent(ParallelAgent):
         )
 
     def _result(
-        self, base: Any, runner: Runner, tree: Tree, two_player: bool, why: str, seconds: float
+        self,
+        base: PlanningEnv,
+        runner: Runner,
+        tree: Tree,
+        two_player: bool,
+        why: str,
+        seconds: float,
     ) -> SearchResult:
         """The result: the principal variation and the expected return of its first move
         (two-player), or the best sequence found (puzzles); the root's statistics."""
@@ -321,7 +330,7 @@ class TreeAgent(ParallelAgent):
 
     # -- tree reuse -----------------------------------------------------------------------------
 
-    def _root_tree(self, base: Any, path: _Path) -> Tree:
+    def _root_tree(self, base: PlanningEnv, path: _Path) -> Tree:
         fast, two_player, current = path.fast, path.two_player, path.root
         kernel, max_actions = getattr(base, "kernel", None), int(base.action_space.n)
         config = getattr(base.clone_state(), "config", None)
@@ -350,15 +359,15 @@ class TreeAgent(ParallelAgent):
                     kernel.legal(s, ws, out)
                     return s
 
-                node = _match(tree, current, advance, np.array_equal)
+                node = tree.node_of(current, advance, np.array_equal)
             else:
 
-                def advance(state: np.ndarray, a: int) -> np.ndarray:  # an env's state
+                def advance_env(state: State, a: int) -> State:
                     base.restore_state(state)
                     base.step(a)
                     return base.clone_state()
 
-                node = _match(tree, current, advance, lambda x, y: x == y)
+                node = tree.node_of(current, advance_env, lambda x, y: x == y)
         if tree is None or node is None:
             tree = Tree(max_actions, edge_columns=WIDE if self.options.wide else NARROW)
             mover = 1 - int(base.current_player) if two_player else 0
@@ -479,20 +488,3 @@ class _Program:
 
     def load(self, data: dict[str, Any], check: Any) -> None:
         raise ValueError("tree searches have no checkpoints")
-
-
-def _match(tree: Tree, current: Any, advance: Callable, equal: Callable) -> int | None:
-    """The node of the tree holding ``current``: the root, or a node one or two moves below it."""
-    if equal(tree.root_state, current):
-        return tree.root
-    frontier = [(tree.root, tree.root_state)]
-    for _ in range(2):
-        nxt = []
-        for node, state in frontier:
-            for a, child in tree.children(node):
-                s = advance(state, a)
-                if equal(s, current):
-                    return child
-                nxt.append((child, s))
-        frontier = nxt
-    return None

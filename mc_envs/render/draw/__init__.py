@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from importlib import import_module
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from mc_envs.registry import drawing_of
 from mc_envs.render._pygame import require_pygame
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from mc_envs.contract import Drawn
     from mc_envs.render.theme import Theme
-    from mc_envs.render.ui import UiState
+    from mc_envs.render.ui import Highlight, UiState
 
 
 def module_for(env: Drawn) -> ModuleType:
@@ -67,7 +67,7 @@ def key(env: Drawn, name: str, char: str, ui: UiState) -> int | None:
     return None if handler is None else handler(env, name, char, ui)
 
 
-def highlight(env: Drawn, ui: UiState) -> Any:
+def highlight(env: Drawn, ui: UiState) -> Highlight:
     """What the board should emphasise now (the hint, the selection, the hovered move)."""
     own = getattr(module_for(env), "highlight", None)
     if own is not None:
@@ -107,7 +107,7 @@ def draw_frame(
     surface: Surface,
     env: Drawn,
     theme: Theme,
-    highlight: Any = None,
+    highlight: Highlight = None,
     status: str | None = None,
 ) -> int:
     """Draws the board and, under it, the status strip (``status`` or the game's own line)."""
@@ -121,7 +121,7 @@ def draw_frame(
 def draw_env(
     env: gym.Env | Drawn,
     theme: Theme | None = None,
-    highlight: Any = None,
+    highlight: Highlight = None,
     surface: Surface | None = None,
 ) -> Surface:
     """The env drawn on a pygame Surface (a new one unless ``surface`` is given)."""

@@ -48,7 +48,7 @@ def point_center(x: int, y: int, theme: Theme) -> tuple[int, int]:
 _BACKGROUND: dict[tuple, Any] = {}
 
 
-def _background(env: MorpionSolitaireEnv, theme: Theme) -> Any:
+def _background(env: MorpionSolitaireEnv, theme: Theme) -> Surface:
     """The empty grid with its points and the starting cross (cached per size and theme)."""
     from mc_envs.render._pygame import require_pygame
 

@@ -14,7 +14,7 @@ move the selection.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from mc_envs.envs.sudoku import SudokuEnv
     from mc_envs.render.theme import Theme
-    from mc_envs.render.ui import UiState
+    from mc_envs.render.ui import Highlight, UiState
 
 
 def _cell(env: SudokuEnv, theme: Theme) -> int:
@@ -39,7 +39,7 @@ def board_size(env: SudokuEnv, theme: Theme) -> tuple[int, int]:
     return side, side
 
 
-def draw(surface: Surface, env: SudokuEnv, theme: Theme, highlight: Any = None) -> int:
+def draw(surface: Surface, env: SudokuEnv, theme: Theme, highlight: Highlight = None) -> int:
     """Draws the grid; returns the number of filled cells."""
     from mc_envs.render._pygame import require_pygame
 
@@ -160,7 +160,7 @@ def key(env: SudokuEnv, name: str, char: str, ui: UiState) -> int | None:
     return ui.selected * n + rules.SYMBOLS.index(symbol)
 
 
-def highlight(env: SudokuEnv, ui: UiState) -> Any:
+def highlight(env: SudokuEnv, ui: UiState) -> Highlight:
     """The hint, else the selected cell."""
     if ui.hint is not None:
         return ui.hint
