@@ -52,6 +52,9 @@ from mc_envs.core import unwrap
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.agents.checkpoint import Checker
+    from mc_envs.state import State
+
 
 class Program(Protocol):
     """Everything a search gives :func:`run`, declared (the runner never probes for more).
@@ -74,7 +77,7 @@ class Program(Protocol):
     steps: tuple[Any, ...]
 
     @property
-    def ahead(self) -> Any:
+    def ahead(self) -> ParallelAgent:
         """The agent a child process searches (see above); an attribute or a property."""
         ...
 
@@ -100,7 +103,7 @@ class Program(Protocol):
         """
         ...
 
-    def load(self, data: dict[str, Any], check: Any) -> None:
+    def load(self, data: dict[str, Any], check: Checker) -> None:
         """Restores :meth:`dump`'s data after checking every value (``check`` is a
         :class:`mc_envs.agents.checkpoint.Checker`); raises ValueError naming the field."""
 
@@ -152,7 +155,7 @@ class Runner:
         self.shared = Shared(
             self.control, self.best.score, self.best.seq, self.best.length, self.max_score
         )
-        self.snapshot: Any = None  # restored at the end (generic searches move the env)
+        self.snapshot: State | None = None  # restored at the end (generic searches move the env)
         self.spent = 0.0  # seconds the search ran before this call (read from its checkpoint)
         self.started: float | None = None  # when this call's search began
         self.standin: StandIn | None = None  # a cold search's generic stand-in

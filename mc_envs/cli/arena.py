@@ -44,6 +44,7 @@ from mc_envs.cli.two_player import (
 if TYPE_CHECKING:
     from mc_envs.envs.go import GoEnv
     from mc_envs.envs.two_player import TwoPlayerEnv
+    from mc_envs.opponents import Player
 
 GO = "mc_envs/Go-v0"
 GO_KOMI = 7.5  # the arena's komi for Go unless one is given (Go-v0's default too)
@@ -80,7 +81,7 @@ def _env(env_id: str, kwargs: tuple) -> TwoPlayerEnv:
     return cast("TwoPlayerEnv", gym.make(env_id, illegal_action="raise", **dict(kwargs)).unwrapped)
 
 
-def _close(agent: Any) -> None:
+def _close(agent: Player) -> None:
     from mc_envs.agents.gtp_player import GtpPlayer
 
     if isinstance(agent, GtpPlayer):
@@ -100,7 +101,7 @@ def play_one(match: Match, index: int, *, agents: tuple = (None, None), sgf_dir:
         width: the game numbers' width in file names (zero-padded).
     """
     env = _env(match.env_id, tuple(sorted(match.env_kwargs.items())))
-    made: list[Any] = []
+    made: list[Player] = []
     try:
         sides = []
         for i, (spec, given) in enumerate(zip((match.agent_a, match.agent_b), agents)):
@@ -233,8 +234,8 @@ def _game_line(entry: GameEntry, games: int, names: tuple[str, str]) -> str:
 
 def arena(
     game: str,
-    agent_a: str | Any,
-    agent_b: str | Any,
+    agent_a: str | Player,
+    agent_b: str | Player,
     games: int = 10,
     *,
     seed: int = 0,
@@ -322,8 +323,8 @@ def _upto(done: dict[int, GameEntry], games: int) -> list[GameEntry]:
 
 def _match(
     env_id: str,
-    agent_a: str | Any,
-    agent_b: str | Any,
+    agent_a: str | Player,
+    agent_b: str | Player,
     seed: int,
     iterations: int | None,
     time: float | None,

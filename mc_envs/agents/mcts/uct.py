@@ -48,6 +48,7 @@ from mc_envs.rng import rng_state
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.agents.checkpoint import Checker
     from mc_envs.core import PlanningEnv
     from mc_envs.state import State
 
@@ -486,5 +487,5 @@ class _Program:
     def dump(self) -> dict[str, Any]:
         raise ValueError("tree searches have no checkpoints")
 
-    def load(self, data: dict[str, Any], check: Any) -> None:
+    def load(self, data: dict[str, Any], check: Checker) -> None:
         raise ValueError("tree searches have no checkpoints")

@@ -45,6 +45,7 @@ from mc_envs.rng import plain_rng_state, rng_below
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.agents.checkpoint import Checker
     from mc_envs.core import PolicyFactory
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
@@ -392,7 +393,7 @@ class _Program:
             "run_best": float(a.run_best[0]),
         }
 
-    def load(self, data: dict[str, Any], check: Any) -> None:
+    def load(self, data: dict[str, Any], check: Checker) -> None:
         a, slots = self.a, len(self.a.frames)
         max_moves, max_actions = self.runner.max_moves, a.moves.shape[1]
         frames = data.get("frames")
@@ -434,7 +435,9 @@ class _Program:
         self.rng[:] = np.asarray(rng, dtype=np.uint64)
         a.run_best[0] = run_best
 
-    def _check_resume(self, check: Any, frames: list, seqs: list, lens: list, path: list) -> None:
+    def _check_resume(
+        self, check: Checker, frames: list, seqs: list, lens: list, path: list
+    ) -> None:
         """Refuses a paused search whose replayed moves would not be legal: every move the
         resumed levels replay or may play must be legal where it is played."""
         prefix: list[int] = []

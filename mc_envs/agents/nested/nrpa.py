@@ -48,6 +48,8 @@ from mc_envs.core import IllegalActionError, strict, unwrap
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.agents.checkpoint import Checker
+
 __all__ = ["LOG_CAPACITY", "NRPA", "PRIME"]
 
 
@@ -268,5 +270,5 @@ class _Program:
     def dump(self) -> dict[str, Any]:
         return self.s.dump()
 
-    def load(self, data: dict[str, Any], check: Any) -> None:
+    def load(self, data: dict[str, Any], check: Checker) -> None:
         self.s.load(data, check, self.agent.iterations)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mc_envs.agents.base import NEG_INF
 from mc_envs.agents.nested.nrpa_core import PRIME, Log, Tables, Work, clear_policy
 from mc_envs.rng import plain_rng_state
+
+if TYPE_CHECKING:
+    from mc_envs.agents.checkpoint import Checker
 
 
 class SearchState:
@@ -94,7 +97,7 @@ class SearchState:
             "policies": [self.policy(row) for row in range(self.level + 1)],
         }
 
-    def load(self, data: dict[str, Any], check: Any, n_iter: int) -> None:
+    def load(self, data: dict[str, Any], check: Checker, n_iter: int) -> None:
         """Restores what :meth:`dump` wrote, after checking every value with ``check`` (an
         :class:`mc_envs.agents.checkpoint.Checker`): every sequence a resumed search replays must be legal
         from the searched state."""

@@ -198,7 +198,7 @@ class RaceState:
         return dict(summary)
 
 
-def _number(value: Any, low: float = -math.inf) -> bool:
+def _number(value: object, low: float = -math.inf) -> bool:
     """Whether ``value`` is a JSON number (not a bool, not NaN) of at least ``low``."""
     return (
         not isinstance(value, bool) and isinstance(value, (int, float)) and value >= low
@@ -216,7 +216,7 @@ def spent(path: str) -> float:
     return saved_seconds(read_checkpoint(path), path)
 
 
-def _row(row: Any, name: str) -> bool:
+def _row(row: object, name: str) -> bool:
     """Whether ``row`` is a race table's row of the policy ``name``."""
     return (
         isinstance(row, dict)
