@@ -8,9 +8,12 @@ them; :mod:`mc_envs.agents.parallel.rounds` reads them.)
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from mc_envs.agents.base import SearchResult
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 class Improved(NamedTuple):
@@ -37,11 +40,20 @@ class Ended(NamedTuple):
 Message = Improved | Counted | Ended
 
 
+class Searching(Protocol):
+    """What a task runs: an agent, or a part of one's search (a candidate move, a level), with
+    ``search(env, **budget)``."""
+
+    def search(self, env: gym.Env, **budget: Any) -> SearchResult:
+        """Searches from the env's state (the budget's keywords as an agent's ``search`` takes)."""
+        ...
+
+
 class Task(NamedTuple):
     """A task of a batch: the agent-like ``search`` a worker runs and its ``budgets`` (the
     keywords of its ``search`` call, plus ``deadline`` and ``stand_in``: see :func:`run_task`)."""
 
-    search: Any
+    search: Searching
     budgets: dict[str, Any]
 
 

@@ -37,7 +37,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mc_envs.agents.base import NEG_INF, Progress, SearchResult, StopReason
 from mc_envs.agents.compile_ahead import allowed as stand_in_allowed
 from mc_envs.agents.compile_ahead import enable as compile_ahead_enable
-from mc_envs.agents.parallel.messages import Counted, Done, Ended, Improved, Lost, Message, Outcome
+from mc_envs.agents.parallel.messages import (
+    Counted,
+    Done,
+    Ended,
+    Improved,
+    Lost,
+    Message,
+    Outcome,
+    Searching,
+)
 from mc_envs.extras import require
 
 if TYPE_CHECKING:
@@ -57,7 +66,7 @@ class Pool(Protocol):
 
     workers: int
 
-    def submit(self, task: Any, budgets: dict, index: int) -> None:
+    def submit(self, task: Searching, budgets: dict, index: int) -> None:
         """Starts ``task.search`` as task ``index`` (its messages and result carry the index)."""
 
     def poll(self, timeout: float) -> tuple[list[Message], dict[int, Outcome]]:
@@ -80,7 +89,7 @@ class Pool(Protocol):
         """Stops the tasks and releases the workers, without waiting for late tasks."""
 
 
-def run_task(task: Any, env: gym.Env, budgets: dict, index: int, channel: Any) -> Done:
+def run_task(task: Searching, env: gym.Env, budgets: dict, index: int, channel: Any) -> Done:
     """Runs one task's search, reporting progress to ``channel``; returns its result.
 
     A ``deadline`` in ``budgets`` (``time.time()`` seconds) shortens ``time_limit`` by the time
@@ -151,7 +160,7 @@ def _worker_init(messages: Any, stop: Any, floor: Any) -> None:
     compile_ahead_enable(False)  # a worker compiles; the caller stands in for it meanwhile
 
 
-def _task_main(task: Any, env: bytes, budgets: dict, index: int) -> Done:
+def _task_main(task: Searching, env: bytes, budgets: dict, index: int) -> Done:
     try:
         return run_task(task, pickle.loads(env), budgets, index, _channel)
     except BaseException:
@@ -184,7 +193,7 @@ class ProcessPool:
             initargs=(self.messages, self.event, self.floor),
         )
 
-    def submit(self, task: Any, budgets: dict, index: int) -> None:
+    def submit(self, task: Searching, budgets: dict, index: int) -> None:
         try:
             self.pending[index] = self.pool.submit(_task_main, task, self.env, budgets, index)
         except BrokenProcessPool:
@@ -331,7 +340,7 @@ class RayPool:
         self.pending: dict[int, Any] = {}
         self._drain: Any = None  # the board's answer still awaited: read at a later poll
 
-    def submit(self, task: Any, budgets: dict, index: int) -> None:
+    def submit(self, task: Searching, budgets: dict, index: int) -> None:
         self.pending[index] = self._task.remote(task, self.env, budgets, index, self.board)
 
     def poll(self, timeout: float) -> tuple[list[Message], dict[int, Outcome]]:
@@ -418,7 +427,7 @@ class InlinePool:
     def where(self) -> str:
         return "caller"
 
-    def submit(self, task: Any, budgets: dict, index: int) -> None:
+    def submit(self, task: Searching, budgets: dict, index: int) -> None:
         self.finished[index] = run_task(task, pickle.loads(self.env), budgets, index, self)
 
     def poll(self, timeout: float) -> tuple[list[Message], dict[int, Outcome]]:
