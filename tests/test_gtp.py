@@ -7,7 +7,6 @@ does it).
 import os
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -143,10 +142,13 @@ def test_genmove_and_time_budget() -> None:
     assert move.startswith("= ") and engine.env.current_player == 0
     assert len(engine.moves) == 2
     assert answers(engine, "time_settings 10 0 0", "time_left b 5 0") == ["= \n\n"] * 2
-    start = time.perf_counter()
+    agent, seen = engine.agent, []
+    act = agent.act
+    agent.act = lambda env: seen.append((agent.iterations, agent.time_limit)) or act(env)
     (move,) = answers(engine, "genmove b")  # 5 s / 39 moves (78 empty points), times 0.8
     assert move.startswith("= ") and len(engine.moves) == 3
-    assert time.perf_counter() - start < 1.0  # 0.1 s budgeted (20 iterations would be less)
+    assert seen == [(None, pytest.approx(0.8 * 5 / 39))]  # searched by that clock alone
+    assert (agent.iterations, agent.time_limit) == (20, None)  # the preset's budget back after
     # The rule: main time over max(10, empty / 2); byo-yomi time over its stones.
     assert move_budget(None, None, 81) is None
     assert move_budget((600, 0, 0), None, 81) == pytest.approx(0.8 * 600 / 40)

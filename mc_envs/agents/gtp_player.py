@@ -41,6 +41,9 @@ from mc_envs.state import State
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.envs.go import GoEnv
+
+
 STARTUP_TIMEOUT = 120.0  # seconds for the first answer (an engine may load a network)
 COMMAND_TIMEOUT = 30.0
 GENMOVE_TIMEOUT = 300.0
@@ -317,7 +320,7 @@ class GtpPlayer:
         self._sync(base.clone_state(), int(base.size), float(base.komi))
         return self.send("final_score", timeout=self.genmove_timeout).strip()
 
-    def _shadow(self, base: Any) -> Any:
+    def _shadow(self, base: GoEnv) -> GoEnv:
         """The player's own env of the game's config, where it replays and compares positions."""
         key = (type(base), base.size, base.komi, base.max_moves, base.history)
         if self._sim_key != key:

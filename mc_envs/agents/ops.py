@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from mc_envs.contract import PlanningContract
+    from mc_envs.core import PlanningEnv
 
 Game = namedtuple("Game", "states ws")
 Game.__doc__ = """The game side of a search: ``states`` (a slot store: a 2-D array, one state per row, or
@@ -464,7 +465,7 @@ def plain_python(fn: Dispatcher) -> Any:
     return done
 
 
-def move_bound(base: Any) -> int:
+def move_bound(base: PlanningEnv) -> int:
     """An upper bound on the moves left: the kernel's, the env's or its spec's, else 100,000."""
     kernel = getattr(base, "kernel", None)
     if kernel is not None:

@@ -182,7 +182,7 @@ class PUCT(TreeAgent):
             ),
         }
 
-    def _compiled_prior(self, base: Any) -> tuple[bool, Any]:
+    def _compiled_prior(self, base: PlanningEnv) -> tuple[bool, Any]:
         if self.evaluator is not None:
             return False, None
         if self.prior is None:

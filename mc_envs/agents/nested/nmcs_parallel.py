@@ -24,6 +24,8 @@ from mc_envs.rng import plain_rng_below, plain_rng_state
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.core import PlanningEnv
+
 
 class _MoveSearch:
     """One candidate of a top-level step: the moves so far and the candidate, then a
@@ -110,7 +112,7 @@ def moves_search(agent: Any, env: gym.Env, budget: Budget) -> SearchResult:
     return m.result(steps=m.rounds.batches)
 
 
-def _one_run(m: Master, base: Any, rng: Any) -> list[int]:
+def _one_run(m: Master, base: PlanningEnv, rng: Any) -> list[int]:
     """Plays one run's top level from ``base``'s state, a round of candidates for each move;
     returns the moves played (the run ends early when the search ends or falls back)."""
     agent = m.agent

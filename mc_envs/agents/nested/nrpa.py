@@ -19,7 +19,7 @@ agent and its program for the :class:`~mc_envs.agents.runner.Runner` (budgets, c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from mc_envs.agents.checkpoint import Checker
+    from mc_envs.core import PlanningEnv
 
 __all__ = ["LOG_CAPACITY", "NRPA", "PRIME"]
 
@@ -158,9 +159,9 @@ class NRPA(NestedAgent):
             **self.variants.params(),
         }
 
-    def selection_key(self, base: Any) -> int:
+    def selection_key(self, base: PlanningEnv) -> int:
         """The key of this search's selective policy in the env's state (``-1``: none)."""
-        name = self.policy
+        name = cast("str | None", self.policy)  # a portfolio is split before a search (__init__)
         kernel = getattr(base, "kernel", None)
         selections = getattr(kernel, "selections", {}) if kernel is not None else {}
         if name is None:
@@ -232,7 +233,7 @@ class _Program:
             self.fn, self.adapt_fn = GENERIC
         self.fast = fast
 
-    def _warm(self, base: Any, seq: Sequence[int]) -> None:
+    def _warm(self, base: PlanningEnv, seq: Sequence[int]) -> None:
         """Starts the first run from ``seq``: the top level's best, its policy adapted once."""
         snapshot = base.clone_state()
         try:

@@ -56,6 +56,8 @@ from mc_envs.records import write_atomic
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.core import PlanningEnv
+
 PROBE = 0.4  # the share of the budget that the probes take
 FORMAT = "mc-envs/race"
 UNTIL_TOLD = 1e9  # checkpoint_every of the searches' own files (saved when they stop)
@@ -116,7 +118,7 @@ class RaceState:
             }
             write_atomic(self.path, json.dumps(data, allow_nan=True))
 
-    def load(self, base: Any) -> None:
+    def load(self, base: PlanningEnv) -> None:
         """Reads the saved state, every field checked (a finished heat's game is replayed from
         ``base``'s state to its score). A file without heats is a one-heat race's.
 

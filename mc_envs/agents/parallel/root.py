@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, StopReason
 from mc_envs.agents.parallel.messages import Task
-from mc_envs.agents.parallel.pools import BACKENDS, make_pool
+from mc_envs.agents.parallel.pools import BACKENDS, Pool, make_pool
 from mc_envs.agents.parallel.rounds import Rounds, why_ended
 from mc_envs.core import strict, unwrap
 from mc_envs.rng import plain_rng_state
@@ -157,7 +157,7 @@ def worker_agents(agent: ParallelAgent) -> list[ParallelAgent]:
     return clones
 
 
-def open_pool(agent: ParallelAgent, env: gym.Env) -> Any:
+def open_pool(agent: ParallelAgent, env: gym.Env) -> Pool:
     """The agent's pool over ``env``. Nothing is awaited: workers load or compile their code on
     their first task while the calling process stands in for them (:mod:`mc_envs.agents.parallel.rounds`);
     ``mc-envs warmup --address`` compiles every node of a cluster ahead."""
@@ -288,7 +288,7 @@ def _saved_best(path: str, env: gym.Env) -> dict:
 
     try:
         data = read_checkpoint(path)
-        check = Checker(path, env, move_bound(env))
+        check = Checker(path, env, move_bound(unwrap(env)))
         best, control = check.mapping(data, "best"), check.mapping(data, "control")
         actions = check.actions(best.get("actions"), "best.actions")
         score = check.score_after(actions, "best.actions")

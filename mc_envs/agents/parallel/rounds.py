@@ -33,7 +33,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mc_envs.agents.base import FIRST_RESULT, NEG_INF, Callback, Progress, StopReason
 from mc_envs.agents.parallel.messages import (
@@ -43,9 +43,10 @@ from mc_envs.agents.parallel.messages import (
     Lost,
     Message,
     Outcome,
+    Searching,
     Task,
 )
-from mc_envs.agents.parallel.pools import REPORT_EVERY, run_task
+from mc_envs.agents.parallel.pools import REPORT_EVERY, Pool, run_task
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -114,7 +115,7 @@ class CallerThread:
     def where(self) -> str:
         return "caller"
 
-    def submit(self, task: Any, budgets: dict, index: int) -> None:
+    def submit(self, task: Searching, budgets: dict, index: int) -> None:
         self.index, self.result, self.error, self.cancelled = index, None, "", False
 
         def target() -> None:
@@ -173,7 +174,7 @@ class Rounds:
 
     def __init__(
         self,
-        pool: Any,
+        pool: Pool,
         time_limit: float | None,
         callback: Callback | None,
         *,

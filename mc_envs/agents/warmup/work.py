@@ -6,9 +6,12 @@ import json
 import resource
 import sys
 import time
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mc_envs.core import unwrap
+
+if TYPE_CHECKING:
+    from mc_envs.core import PlanningEnv
 
 
 class Entry(NamedTuple):
@@ -73,7 +76,7 @@ def run_entry(entry: Entry, envs: dict[str, Any]) -> None:
         env = envs[entry.env_id] = gym.make(entry.env_id)
         env.reset(seed=0)
     if entry.kind == "env":
-        base: Any = unwrap(env)  # a planning env (mc_envs.core)
+        base: PlanningEnv = unwrap(env)  # a planning env (mc_envs.core)
         base.restore_state(base.clone_state())
         env.step(int(base.legal_actions()[0]))
         env.reset(seed=0)
