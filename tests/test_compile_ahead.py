@@ -338,5 +338,5 @@ def test_a_search_child_starts_once_the_env_children_have_ended():
         sleeper.wait(timeout=30)
     assert spawning._ended(sleeper.pid)
     start = time.perf_counter()
-    spawning.after("", timeout=30)  # no env child: at once
-    assert time.perf_counter() - start < 0.5
+    spawning.after("", timeout=30)  # no env child: at once, not after the 30 s timeout
+    assert time.perf_counter() - start < 5

@@ -63,8 +63,7 @@ def test_a_poll_waits_for_its_tasks_only_and_the_late_boards_messages_come_later
     pool = _pool(board)
     start = time.perf_counter()
     messages, finished = pool.poll(0.02)
-    assert time.perf_counter() - start < 0.3  # not the board's 0.6 s
-    assert messages == [] and finished == {}
+    assert messages == [] and finished == {}  # a poll that waited for the board would have them
     heard = []
     while time.perf_counter() - start < 3 and not heard:
         heard, _ = pool.poll(0.02)
