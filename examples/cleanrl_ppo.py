@@ -129,14 +129,20 @@ def win_rate(agent: Agent, games: int, seed: int) -> float:
     return float(np.mean(result == 1.0))
 
 
+def sizes(envs: gym.vector.VectorEnv) -> tuple[int, int]:
+    """A sub-env's observation size and number of actions (a flat Box, a Discrete)."""
+    observations, actions = envs.single_observation_space, envs.single_action_space
+    assert observations.shape is not None and isinstance(actions, gym.spaces.Discrete)
+    return int(np.prod(observations.shape)), int(actions.n)
+
+
 def train(args: Args, agent: Agent, envs: gym.vector.VectorEnv) -> None:
     """CleanRL's PPO loop, with the masks stored beside the observations."""
     n, steps = args.num_envs, args.num_steps
     batch_size = n * steps
     minibatch_size = batch_size // args.num_minibatches
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
-    obs_size = int(np.prod(envs.single_observation_space.shape))
-    a = int(envs.single_action_space.n)
+    obs_size, a = sizes(envs)
     obs = torch.zeros((steps, n, obs_size))
     masks = torch.zeros((steps, n, a), dtype=torch.bool)
     actions = torch.zeros((steps, n), dtype=torch.long)
@@ -219,7 +225,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)  # a small MLP: one thread is fastest; the env steps on the other
     envs = make_envs(args.num_envs)
-    agent = Agent(int(np.prod(envs.single_observation_space.shape)), envs.single_action_space.n)
+    agent = Agent(*sizes(envs))
     before = win_rate(agent, args.eval_games, seed=10_000)
     print(f"win rate against the random player, untrained: {before:.3f}")
     start = time.perf_counter()

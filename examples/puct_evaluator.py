@@ -29,10 +29,10 @@ def main() -> None:
         env.step(column)
     agent = PUCT(evaluator=evaluator, batch_size=8, iterations=400, form="alphazero", seed=0)
     result = agent.search(env)
-    best = int(result.root_actions[np.argmax(result.root_visits)])
-    print(
-        "visits per column:", dict(zip(result.root_actions.tolist(), result.root_visits.tolist()))
-    )
+    actions, visits = result.root_actions, result.root_visits
+    assert actions is not None and visits is not None  # a tree search gives its root's statistics
+    best = int(actions[np.argmax(visits)])
+    print("visits per column:", dict(zip(actions.tolist(), visits.tolist())))
     print("O plays column", best)
 
 

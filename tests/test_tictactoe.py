@@ -140,3 +140,18 @@ def test_cli_functions() -> None:
         "tictactoe", vs="uct", iterations=2000, input_fn=lambda _: next(moves), out=io.StringIO()
     )
     assert r in (-1.0, 0.0)
+
+
+def test_play_game_takes_the_env_as_gym_make_gives_it():
+    # gym.make wraps the env (OrderEnforcing ...), whose wrappers forward no planning method:
+    # play_game plays on the env under them, the same game as on the unwrapped env.
+    from mc_envs.agents import RandomAgent
+    from mc_envs.cli.two_player import play_game
+
+    results = []
+    for env in (gym.make("mc_envs/TicTacToe-v0"), gym.make("mc_envs/TicTacToe-v0").unwrapped):
+        moves: list[int] = []
+        r = play_game(env, RandomAgent(seed=3), RandomAgent(seed=4), seed=5, moves=moves)
+        results.append((r, moves))
+    assert results[0] == results[1] and results[0][0] in (-1.0, 0.0, 1.0)
+    assert len(results[0][1]) >= 5  # a whole game: at least five moves

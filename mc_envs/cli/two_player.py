@@ -190,10 +190,12 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
 
 
 def play_game(
-    env: TwoPlayerEnv, first: Player, second: Player, seed: int = 0, moves: list[int] | None = None
+    game: gym.Env, first: Player, second: Player, seed: int = 0, moves: list[int] | None = None
 ) -> float:
-    """Plays one game between two agents (``first`` moves first); returns player 0's result.
-    ``moves``, if given, gets the actions played."""
+    """Plays one game between two agents (``first`` moves first) on the two-player env under
+    ``game`` (wrapped or not); returns player 0's result. ``moves``, if given, gets the actions
+    played."""
+    env = cast("TwoPlayerEnv", game.unwrapped)
     env.reset(seed=seed)
     for agent in (first, second):
         if hasattr(agent, "reset"):
