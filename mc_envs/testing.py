@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 import gymnasium as gym
 import numpy as np
@@ -26,11 +26,15 @@ def _fail(check: str, message: str) -> None:
     raise ConformanceError(f"[{check}] {message}")
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     if isinstance(a, dict):
         return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return (
+            isinstance(b, (tuple, list, np.ndarray))
+            and len(a) == len(b)
+            and all(_same(x, y) for x, y in zip(a, b))
+        )
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.array_equal(np.asarray(a), np.asarray(b))
     return a == b
@@ -167,7 +171,9 @@ def _check_reset(env: PlanningContract, make_env: Callable[[], gym.Env], seed: i
         _fail("reset seed", "two envs reset with the same seed give different observations")
 
 
-def _check_replay(env: PlanningContract, rng: np.random.Generator, steps: int) -> tuple[Any, list]:
+def _check_replay(
+    env: PlanningContract, rng: np.random.Generator, steps: int
+) -> tuple[State, list]:
     """Clone, play, restore, replay: every step must match. The snapshot and the steps played."""
     root = env.clone_state()
     frozen = pickle.dumps(root)
@@ -196,7 +202,7 @@ def _check_replay(env: PlanningContract, rng: np.random.Generator, steps: int) -
 
 
 def _check_fresh_env(
-    env: PlanningContract, make_env: Callable[[], gym.Env], root: Any, trace: list, seed: int
+    env: PlanningContract, make_env: Callable[[], gym.Env], root: State, trace: list, seed: int
 ) -> None:
     """Restore into a second, fresh env and continue identically."""
     second = cast(PlanningContract, make_env().unwrapped)
@@ -212,7 +218,7 @@ def _check_fresh_env(
             )
 
 
-def _check_snapshots(env: PlanningContract, root: Any) -> None:
+def _check_snapshots(env: PlanningContract, root: State) -> None:
     """Pickled snapshots restore too; a foreign one is refused, without effect."""
     copy = pickle.loads(pickle.dumps(root))
     if copy != root:

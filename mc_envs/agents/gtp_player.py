@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from mc_envs.envs.go import GoEnv
+    from mc_envs.state import State
 
 
 STARTUP_TIMEOUT = 120.0  # seconds for the first answer (an engine may load a network)
@@ -130,9 +131,9 @@ class GtpPlayer:
         self._err: IO[bytes] | None = None
         self._finalizer: weakref.finalize | None = None
         self._config: tuple | None = None  # (size, komi) the engine was set to
-        self._sim: Any = None
+        self._sim: Any = None  # a GoEnv once _shadow has made it
         self._sim_key: Any = None
-        self._start: Any = None  # the empty board's state
+        self._start: Any = None  # the empty board's State, once _shadow has made it
         self._moves: list[int] = []  # the moves of the engine's game, from its empty board
         self._states: list[State] = []  # the env's state before each of them, then after the last
 

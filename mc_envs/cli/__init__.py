@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mc_envs.cli.games import add_game_flags, env_kwargs, game_name
 from mc_envs.cli.gtp_engine import add_parser as add_gtp_parser
@@ -19,6 +19,9 @@ from mc_envs.cli.play import cmd_play
 from mc_envs.cli.records import cmd_records, cmd_replay, cmd_verify
 from mc_envs.cli.solve import cmd_solve
 from mc_envs.registry import find, names
+
+if TYPE_CHECKING:
+    from mc_envs.cli.input import Subparsers
 
 
 def cmd_warmup(args: argparse.Namespace) -> int:
@@ -68,7 +71,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_solve(sub: Any) -> None:
+def _add_solve(sub: Subparsers) -> None:
     """``mc-envs solve``."""
     solve = sub.add_parser("solve", help="search a puzzle, saving the best record as it improves")
     solve.add_argument("game", type=game_name(1), help=f"one of {names(players=1)}")
@@ -105,7 +108,7 @@ def _add_solve(sub: Any) -> None:
     solve.set_defaults(func=cmd_solve)
 
 
-def _add_verify_and_warmup(sub: Any) -> None:
+def _add_verify_and_warmup(sub: Subparsers) -> None:
     """``mc-envs verify`` and ``warmup``."""
     verify = sub.add_parser(
         "verify",
@@ -122,7 +125,7 @@ def _add_verify_and_warmup(sub: Any) -> None:
     warmup.set_defaults(func=cmd_warmup)
 
 
-def _add_play(sub: Any) -> None:
+def _add_play(sub: Subparsers) -> None:
     """``mc-envs play``."""
     play = sub.add_parser(
         "play", help="play a game with the mouse in a window (render extra), or in the terminal"
@@ -156,7 +159,7 @@ def _add_play(sub: Any) -> None:
     play.set_defaults(func=cmd_play)
 
 
-def _add_replay_and_records(sub: Any) -> None:
+def _add_replay_and_records(sub: Subparsers) -> None:
     """``mc-envs replay`` and ``records``."""
     replay = sub.add_parser(
         "replay", help="watch a record in a window, or export it as GIF, MP4 or PNG"
@@ -186,7 +189,7 @@ def _add_replay_and_records(sub: Any) -> None:
     records.set_defaults(func=cmd_records)
 
 
-def _add_arena(sub: Any) -> None:
+def _add_arena(sub: Subparsers) -> None:
     """``mc-envs arena``."""
     arena = sub.add_parser("arena", help="two agents play both colours; wins/draws/losses")
     arena.add_argument("game", type=game_name(2), help=f"one of {names(players=2)}")

@@ -21,7 +21,10 @@ import argparse
 import io
 import re
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from mc_envs.cli.input import Subparsers
 
 COMMANDS = (
     "protocol_version",
@@ -339,7 +342,7 @@ class GtpEngine:
         return 0
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     """Adds the ``gtp`` subcommand to the ``mc-envs`` parser's subparsers."""
     from mc_envs.cli.input import POSITIVE_INT
 

@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 class UsageError(Exception):
@@ -19,6 +19,10 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:
         self.exit(2, f"error: {self.prog}: {message}\n")
+
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[Parser]  # what Parser.add_subparsers() gives
 
 
 def _number(kind: type, low: float, strict: bool) -> Any:

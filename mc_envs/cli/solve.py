@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from mc_envs.agents import NMCS, NRPA, UCT
+    from mc_envs.agents.base import Progress, SearchResult
 
 
 def make_agent(args: argparse.Namespace, env: gym.Env) -> NMCS | NRPA | UCT:
@@ -99,7 +100,7 @@ class RecordSaver:
             return
         self.score, self.failed = score, None
 
-    def callback(self, progress: Any) -> bool:
+    def callback(self, progress: Progress) -> bool:
         """The search's callback: the live line, and a save when the best score improved."""
         if not self.args.quiet:
             sys.stderr.write(
@@ -115,7 +116,7 @@ class RecordSaver:
         return False
 
 
-def _make_env(args: argparse.Namespace, game: Game) -> tuple[Any, dict]:
+def _make_env(args: argparse.Namespace, game: Game) -> tuple[gym.Env, dict]:
     import gymnasium as gym
 
     import mc_envs  # noqa: F401  (registers the ids)
@@ -155,7 +156,7 @@ def _recorded_params(
     return params
 
 
-def _report(result: Any, game: Game, env: gym.Env, out: Path) -> None:
+def _report(result: SearchResult, game: Game, env: gym.Env, out: Path) -> None:
     print(
         f"score {result.score:g} in {len(result.actions)} moves ({result.playouts:,} playouts, "
         f"{result.seconds:.1f} s, stopped: {result.stopped}); record written to {out}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import resources
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 from gymnasium import spaces
@@ -15,6 +15,7 @@ from mc_envs.games import samegame as sg
 from mc_envs.games import samegame_bits
 from mc_envs.games import samegame_select as sgs
 from mc_envs.games.samegame_check import check_state
+from mc_envs.rng import Rng
 
 
 def _kernel(rows: int, cols: int) -> Kernel:
@@ -56,7 +57,7 @@ def _tabu_policy(contract: PlanningContract) -> Chooser:
     tabu = sg.tabu_color(env._state)
     cols = env.cols
 
-    def choose(actions: np.ndarray, rng: Any) -> int:
+    def choose(actions: np.ndarray, rng: Rng) -> int:
         colors = sg.board_of(env._state)[actions // cols, actions % cols]
         allowed = actions[colors != tabu]
         return rng.choice(allowed) if len(allowed) else rng.choice(actions)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from mc_envs.contract import Drawn
     from mc_envs.render.theme import Theme
+    from mc_envs.state import State
 
 SLIDER_HEIGHT = 28
 KEYS_HEIGHT = 20  # the line of main keys between the frame and the slider
@@ -70,7 +71,7 @@ class Replay:
     title: str
     recorded_score: float | None = None
     crop: tuple[int, int, int, int] | None = None
-    states: list[Any] = field(default_factory=list)
+    states: list[State] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
     outcome: str = ""
 
