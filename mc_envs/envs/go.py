@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -14,6 +14,9 @@ from mc_envs.envs.two_player import Opponent, TwoPlayerEnv
 from mc_envs.games import go, go_check, go_policy, go_text
 from mc_envs.games import go_layout as layout
 from mc_envs.kernel import CAP_INFO
+
+if TYPE_CHECKING:
+    from mc_envs.opponents import Player
 
 
 def _compiled_policy(code: int, env: PlanningContract) -> Chooser:
@@ -129,7 +132,7 @@ class GoEnv(TwoPlayerEnv):
         komi: float = 7.5,
         max_moves: int | None = None,
         history: int = 8,
-        opponent: str | Opponent | Any | None = None,
+        opponent: str | Opponent | Player | None = None,
         agent_player: int = 0,
         render_mode: str | None = None,
         illegal_action: str = "terminate",

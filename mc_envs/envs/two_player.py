@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
+import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from mc_envs import opponents
 from mc_envs.core import PlanningEnv
 
-Opponent = Callable[[Any], int]
+Opponent = Callable[[gym.Env], int]  # the move of the side the env plays itself
 
 
 def two_player_doc(
@@ -79,7 +80,7 @@ class TwoPlayerEnv(PlanningEnv):
 
     def __init__(
         self,
-        opponent: str | Opponent | Any | None = None,
+        opponent: str | Opponent | opponents.Player | None = None,
         agent_player: int = 0,
         render_mode: str | None = None,
         illegal_action: str = "terminate",
@@ -186,11 +187,12 @@ class TwoPlayerEnv(PlanningEnv):
         self.kernel.play(self._state, a, self._ws)
         self._legal_cache = None
 
-    def _make_opponent(self, spec: Any) -> Opponent:
-        if callable(getattr(spec, "act", None)):
-            return spec.act
+    def _make_opponent(self, spec: object) -> Opponent:
+        act = getattr(spec, "act", None)
+        if callable(act):
+            return cast(Opponent, act)
         if callable(spec):
-            return spec
+            return cast(Opponent, spec)
         if isinstance(spec, str):
             return opponents.resolve(spec, seed=int(self.np_random.integers(2**31))).act
         raise ValueError(
