@@ -4,7 +4,7 @@ options and step actions, each refused with an error that names it."""
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
@@ -12,9 +12,10 @@ from mc_envs.core import IllegalActionError, PlanningEnv
 from mc_envs.vector.compiled import NO_OPPONENT, RANDOM_OPPONENT
 
 _INT64 = np.dtype(np.int64)
+S = TypeVar("S")  # a space
 
 
-def unbound(space: Any) -> Any:
+def unbound(space: S) -> S:
     """A copy of the single env's action space that no env is bound to (a LegalDiscrete's copy
     forgets its env: it samples like a Discrete), the vector env's ``single_action_space``."""
     return copy.deepcopy(space)
@@ -37,7 +38,7 @@ def opponent_kind(proto: PlanningEnv) -> int:
     )
 
 
-def step_limit(steps: Any) -> int | None:
+def step_limit(steps: object) -> int | None:
     """``max_episode_steps`` as ``gym.make`` takes it: None or -1 for no limit, else a positive
     int (TimeLimit's checks).
 
@@ -56,7 +57,7 @@ def step_limit(steps: Any) -> int | None:
     return int(steps)
 
 
-def reset_mask(mask: Any, n: int) -> np.ndarray:
+def reset_mask(mask: object, n: int) -> np.ndarray:
     """``options["reset_mask"]`` of a reset of ``n`` sub-envs, checked.
 
     Raises:
@@ -71,7 +72,7 @@ def reset_mask(mask: Any, n: int) -> np.ndarray:
     return mask
 
 
-def checked_actions(actions: Any, autoreset: np.ndarray, size: int) -> np.ndarray:
+def checked_actions(actions: object, autoreset: np.ndarray, size: int) -> np.ndarray:
     """A step's actions as a writable int64 array of N in range (``autoreset`` has N flags):
     booleans and whole floats as integers, and a resetting sub-env's value ignored (clipped).
 
