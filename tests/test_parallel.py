@@ -214,3 +214,22 @@ def test_a_parallel_search_past_its_time_limit_waits_for_its_first_playout(after
     assert result.playouts == 1 and rounds.playouts(False) == 1
     assert (pool.stops >= 1) == (after > 0.3)  # told to stop at the time limit
     assert took >= after and result.score == 1.0 and not rounds.late
+
+
+def test_a_checkpointed_parallel_search_has_written_its_last_save_when_it_returns(tmp_path):
+    # The caller searches a worker's task in a thread until a worker answers; stopped at the
+    # end, that copy saves its checkpoint once more. The search returns after that save: no
+    # thread of it runs on, and no half-written file (write_atomic's .tmp) is left beside.
+    # Resumed with no time left, the copy starts as the search ends (workers never answer).
+    import threading
+
+    env = samegame(3)
+    NRPA(level=2, iterations=5).search(env, playouts=10)  # compiled: the copies load it
+    ck = tmp_path / "ck.json"
+    NRPA(level=2, seed=1, workers=2).search(env, time_limit=1.0, checkpoint=str(ck))
+    for _ in range(3):
+        NRPA(level=2, seed=1, workers=2).search(
+            env, time_limit=0.01, checkpoint=str(ck), resume=True
+        )
+        running = [t for t in threading.enumerate() if t.name == "mc-envs-caller-task"]
+        assert running == [] and list(tmp_path.glob(".*.tmp")) == []

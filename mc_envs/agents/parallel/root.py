@@ -39,6 +39,8 @@ from mc_envs.rng import plain_rng_state
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.core import PlanningEnv
+
 
 def worker_seed(seed: int, index: int) -> int:
     """The seed of worker (or task) ``index`` of an agent seeded with ``seed`` (unrelated streams)."""
@@ -279,16 +281,16 @@ def _worker_batch(agent: ParallelAgent, budget: Budget, saving: dict[str, Any]) 
     return batch
 
 
-def _saved_best(path: str, env: gym.Env) -> dict:
+def _saved_best(path: str, base: PlanningEnv) -> dict:
     """The best game a resumed worker's file holds, for a worker that never handed it back (it
     started too late for the time left): its score and actions if they replay legally from
-    ``env``'s state to that score, and the playouts it counts; nothing otherwise."""
+    ``base``'s state to that score, and the playouts it counts; nothing otherwise."""
     from mc_envs.agents.checkpoint import Checker, read_checkpoint
     from mc_envs.agents.ops import move_bound
 
     try:
         data = read_checkpoint(path)
-        check = Checker(path, env, move_bound(unwrap(env)))
+        check = Checker(path, base, move_bound(base))
         best, control = check.mapping(data, "best"), check.mapping(data, "control")
         actions = check.actions(best.get("actions"), "best.actions")
         score = check.score_after(actions, "best.actions")

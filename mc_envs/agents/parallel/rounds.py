@@ -101,6 +101,7 @@ class CallerThread:
         self.cancelled = False
         self.stop_flag = False
         self.thread: threading.Thread | None = None
+        self.saves = False  # the running task writes a checkpoint
 
     def busy(self) -> bool:
         """Whether a task runs here (a finished one counts until :meth:`poll` collects it)."""
@@ -117,6 +118,7 @@ class CallerThread:
 
     def submit(self, task: Searching, budgets: dict, index: int) -> None:
         self.index, self.result, self.error, self.cancelled = index, None, "", False
+        self.saves = budgets.get("checkpoint") is not None
 
         def target() -> None:
             try:
@@ -147,6 +149,14 @@ class CallerThread:
 
     def stop(self) -> None:
         self.stop_flag = True
+
+    def settle(self) -> None:
+        """Once stopped: waits for a task that writes a checkpoint to return, so that its last
+        save is on disk before the search returns (the file is the caller's as soon as it has
+        the result); a task without one may still be compiling, and returns in the background."""
+        thread = self.thread
+        if self.saves and thread is not None:
+            thread.join()
 
 
 def why_ended(rounds: Rounds, reasons: list[str], otherwise: str) -> str:
@@ -434,10 +444,12 @@ class Rounds:
         }
 
     def close(self) -> None:
-        """Stops the caller's task, if one runs, without waiting for it: a copy still compiling
-        returns when it can, in the background (the pool is closed by its owner)."""
+        """Stops the caller's task, if one runs, waiting for it only if it writes a checkpoint
+        (:meth:`CallerThread.settle`): a copy still compiling returns when it can, in the
+        background (the pool is closed by its owner)."""
         if self.helper is not None:
             self.helper.stop()
+            self.helper.settle()
 
     def _report(self, running: int) -> None:
         now = time.perf_counter()
