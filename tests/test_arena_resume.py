@@ -285,3 +285,10 @@ def parent_of(pid: int) -> int:
     with contextlib.suppress(OSError, IndexError):
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
     return -1
+
+
+def test_the_entry_type_and_the_entry_check_name_the_same_fields():
+    # GameEntry types what play_one writes; ENTRY_FIELDS checks what a record file holds.
+    from mc_envs.cli.arena_state import ENTRY_FIELDS, GameEntry
+
+    assert GameEntry.__required_keys__ == frozenset(ENTRY_FIELDS)

@@ -273,11 +273,7 @@ class GtpPlayer:
             ValueError: the env is not Go or the game is over.
             GtpError: see :meth:`send`; also an engine move that is illegal in the env.
         """
-        from mc_envs.envs.go import GoEnv
-
-        base = unwrap(env)
-        if not isinstance(base, GoEnv):
-            raise ValueError(f"gtp: a GTP engine plays Go only, not {type(base).__name__}")
+        base = _go(env)
         if len(base.legal_actions()) == 0:
             raise ValueError("no legal move: the game is over")
         n = int(base.size)
@@ -312,11 +308,7 @@ class GtpPlayer:
             ValueError: the env is not Go.
             GtpError: see :meth:`send` (an engine without ``final_score`` refuses it).
         """
-        from mc_envs.envs.go import GoEnv
-
-        base = unwrap(env)
-        if not isinstance(base, GoEnv):
-            raise ValueError(f"gtp: a GTP engine plays Go only, not {type(base).__name__}")
+        base = _go(env)
         self._shadow(base)
         self._sync(base.clone_state(), int(base.size), float(base.komi))
         return self.send("final_score", timeout=self.genmove_timeout).strip()
@@ -400,3 +392,13 @@ class GtpPlayer:
             colour = "bw"[int(board[point]) - 1]
             self.send(f"play {colour} {sim.action_to_string(int(point))}")
         self._moves, self._states = [], [now]
+
+
+def _go(env: gym.Env) -> GoEnv:
+    """The Go env under ``env``'s wrappers; ValueError for any other game."""
+    from mc_envs.envs.go import GoEnv
+
+    base = unwrap(env)
+    if not isinstance(base, GoEnv):
+        raise ValueError(f"gtp: a GTP engine plays Go only, not {type(base).__name__}")
+    return base
