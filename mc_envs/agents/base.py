@@ -14,12 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from typing_extensions import Unpack
 
 NO_LIMIT = np.iinfo(np.int64).max
 NEG_INF = -1.0e300
@@ -151,7 +152,26 @@ class Progress:
     compiling: bool = False
 
 
-Callback = Callable[[Progress], Any]
+Callback = Callable[[Progress], object]  # a true answer ends the search
+
+
+class SearchOptions(TypedDict, total=False):
+    """What an agent's ``search`` takes besides its budget: the nested searches' checkpoint
+    (see :meth:`mc_envs.agents.runner.NestedAgent.run_search`); an agent without checkpoints
+    refuses them (TypeError)."""
+
+    checkpoint: str | None
+    resume: bool
+    checkpoint_every: float
+
+
+class SearchKeywords(SearchOptions, total=False):
+    """The keywords of a ``search`` call besides its callback, as a parallel search hands them
+    to a worker's task: its budget and its checkpoint (a budget left out is no limit)."""
+
+    time_limit: float
+    playouts: int
+    iterations: int
 
 
 @dataclass(frozen=True)
@@ -190,15 +210,20 @@ class Budget:
         )
         return control
 
-    def counts(self, parts: int = 1, index: int = 0) -> dict[str, int]:
+    def counts(self, parts: int = 1, index: int = 0) -> SearchKeywords:
         """Share ``index`` of ``parts`` of the counted budgets (playouts, iterations), as
         ``search``'s keyword arguments: the whole split as evenly as it goes, each share at least
         1; the budgets not set are left out (root parallelism gives one share to each worker)."""
-        shares = {}
-        for key, total in (("playouts", self.playouts), ("iterations", self.iterations)):
-            if total is not None:
-                shares[key] = max(total // parts + (1 if index < total % parts else 0), 1)
+        shares: SearchKeywords = {}
+        if self.playouts is not None:
+            shares["playouts"] = _share(self.playouts, parts, index)
+        if self.iterations is not None:
+            shares["iterations"] = _share(self.iterations, parts, index)
         return shares
+
+
+def _share(total: int, parts: int, index: int) -> int:
+    return max(total // parts + (1 if index < total % parts else 0), 1)
 
 
 class Searcher:
@@ -213,7 +238,7 @@ class Searcher:
         playouts: int | None = None,
         iterations: int | None = None,
         callback: Callback | None = None,
-        **options: Any,
+        **options: Unpack[SearchOptions],
     ) -> SearchResult:
         """Searches from the env's current state and leaves the env as it was.
 
@@ -227,7 +252,9 @@ class Searcher:
         """
         return self.dispatch(env, Budget(time_limit, playouts, iterations, callback), **options)
 
-    def dispatch(self, env: gym.Env, budget: Budget, **options: Any) -> SearchResult:
+    def dispatch(
+        self, env: gym.Env, budget: Budget, **options: Unpack[SearchOptions]
+    ) -> SearchResult:
         """Runs the search where it runs: here, in this process (parallel agents override it)."""
         return self.run_search(env, budget, **options)
 
@@ -309,7 +336,7 @@ def _grace(best: Best) -> float:
 
 
 def _start(
-    work: Callable[[], Any], control: np.ndarray
+    work: Callable[[], object], control: np.ndarray
 ) -> tuple[threading.Event, list[BaseException]]:
     """Runs ``work()`` in a daemon thread: the event set when it is over, and the exception it
     raised, if any (the search then told to stop)."""
@@ -330,7 +357,7 @@ def _start(
 
 
 def supervise(
-    work: Callable[[], Any],
+    work: Callable[[], object],
     control: np.ndarray,
     best: Best,
     budget: Budget,

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from mc_envs.agents.checkpoint import Checker
+    from mc_envs.agents.nested.nmcs_parallel import Moving
     from mc_envs.core import PolicyFactory
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
@@ -476,3 +477,7 @@ def _trimmed(row: np.ndarray) -> list[int]:
     """The row without its trailing zeros (fresh arrays are zeros: loading restores them)."""
     nz = np.flatnonzero(row)
     return row[: nz[-1] + 1 if len(nz) else 0].tolist()
+
+
+if TYPE_CHECKING:  # NMCS is what its moves scheme reads of it (mypy checks the assignment)
+    _moving: type[Moving] = NMCS

@@ -11,27 +11,37 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
-from mc_envs.agents.base import NEG_INF, Budget, Callback, Progress, SearchResult
+from mc_envs.agents.base import NEG_INF, Budget, Callback, Progress, SearchOptions, SearchResult
 from mc_envs.agents.parallel.master import Master
 from mc_envs.agents.parallel.messages import Task
-from mc_envs.agents.parallel.root import solo, worker_seed
+from mc_envs.agents.parallel.root import Parallel, solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT
 from mc_envs.core import unwrap
 from mc_envs.rng import plain_rng_below, plain_rng_state
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    import numpy as np
+    from typing_extensions import Unpack
 
     from mc_envs.core import PlanningEnv
+
+
+class Moving(Parallel, Protocol):
+    """What the ``moves`` scheme reads of its agent (an :class:`~mc_envs.agents.nested.nmcs.NMCS`):
+    its level and whether it memorises, beside the parallel keywords."""
+
+    level: int
+    memorize: bool
 
 
 class _MoveSearch:
     """One candidate of a top-level step: the moves so far and the candidate, then a
     level-(L-1) NMCS. Picklable; its result's actions start from the root."""
 
-    def __init__(self, agent: Any, seed: int, prefix: list[int]) -> None:
+    def __init__(self, agent: Moving, seed: int, prefix: list[int]) -> None:
         self.agent = solo(agent, level=agent.level - 1, seed=seed)
         self.prefix = [int(a) for a in prefix]
 
@@ -41,14 +51,15 @@ class _MoveSearch:
         *,
         time_limit: float | None = None,
         playouts: int | None = None,
+        iterations: int | None = None,  # one complete level-(L-1) search, whatever it says
         callback: Callback | None = None,
-        **_: Any,
+        **_: Unpack[SearchOptions],  # the scheme keeps no checkpoint
     ) -> SearchResult:
         base = copy.deepcopy(unwrap(env))  # writable: Ray hands tasks read-only arrays
         for action in self.prefix:
             base.step(action)
 
-        def report(progress: Progress) -> bool | None:
+        def report(progress: Progress) -> object:
             if callback is None:
                 return None
             actions = self.prefix + list(progress.best_actions)
@@ -61,7 +72,7 @@ class _MoveSearch:
         return result
 
 
-def _better(score: float, best: float, ties: int, rng: Any) -> tuple[bool, int]:
+def _better(score: float, best: float, ties: int, rng: np.ndarray) -> tuple[bool, int]:
     """Whether ``score`` replaces ``best``, ties broken uniformly as in :func:`mc_envs.agents.nested.nmcs._nmcs`;
     and the updated count of tied scores."""
     if score == best:
@@ -71,7 +82,7 @@ def _better(score: float, best: float, ties: int, rng: Any) -> tuple[bool, int]:
     return False, ties
 
 
-def moves_search(agent: Any, env: gym.Env, budget: Budget) -> SearchResult:
+def moves_search(agent: Moving, env: gym.Env, budget: Budget) -> SearchResult:
     """A level-L NMCS whose top-level candidates (each a level-(L-1) search) run on the workers.
 
     With no budget, one complete search; with a budget (seconds, playouts, or complete runs),
@@ -112,7 +123,7 @@ def moves_search(agent: Any, env: gym.Env, budget: Budget) -> SearchResult:
     return m.result(steps=m.rounds.batches)
 
 
-def _one_run(m: Master, base: PlanningEnv, rng: Any) -> list[int]:
+def _one_run(m: Master[Moving], base: PlanningEnv, rng: np.ndarray) -> list[int]:
     """Plays one run's top level from ``base``'s state, a round of candidates for each move;
     returns the moves played (the run ends early when the search ends or falls back)."""
     agent = m.agent

@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from mc_envs.agents.checkpoint import Checker
+    from mc_envs.agents.nested.nrpa_distributed import Distributing
+    from mc_envs.agents.parallel.race import Racing
     from mc_envs.core import PlanningEnv
 
 __all__ = ["LOG_CAPACITY", "NRPA", "PRIME"]
@@ -273,3 +275,8 @@ class _Program:
 
     def load(self, data: dict[str, Any], check: Checker) -> None:
         self.s.load(data, check, self.agent.iterations)
+
+
+if TYPE_CHECKING:  # NRPA is what its schemes read of it (mypy checks the assignments)
+    _distributing: type[Distributing] = NRPA
+    _racing: type[Racing] = NRPA

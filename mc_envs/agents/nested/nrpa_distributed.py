@@ -6,8 +6,9 @@ NRPA from it, and the master adapts towards the results in iteration order, as s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -16,13 +17,39 @@ from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, Slot, S
 from mc_envs.agents.nested.nrpa_core import clear_policy
 from mc_envs.agents.parallel.master import Master
 from mc_envs.agents.parallel.messages import Task
-from mc_envs.agents.parallel.root import solo, worker_seed
+from mc_envs.agents.parallel.root import Parallel, solo, worker_seed
 from mc_envs.agents.parallel.rounds import CUT
-from mc_envs.agents.runner import Runner, Runs, run
+from mc_envs.agents.runner import NestedProgram, Runner, Runs, run
 from mc_envs.core import unwrap
 
 if TYPE_CHECKING:
     import gymnasium as gym
+
+    from mc_envs.agents.nested.nrpa_state import SearchState
+
+
+class PolicyProgram(NestedProgram, Protocol):
+    """What distributed NRPA reads of its agent's program: the search's arrays (``s``) and
+    the top level's adaptation (``adapt``, by ``adapt_fn``)."""
+
+    s: SearchState
+    adapt_fn: Callable[..., None]  # compiled, or its Python twin
+
+    def adapt(self, row: int) -> None:
+        """Adapts level ``row``'s policy towards its best sequence."""
+
+
+class Distributing(Parallel, Protocol):
+    """What the ``distributed`` scheme reads of its agent (an
+    :class:`~mc_envs.agents.nested.nrpa.NRPA`): its level, its iterations per level, and its
+    program."""
+
+    level: int
+    iterations: int
+
+    def program(self, env: gym.Env, runner: Runner) -> PolicyProgram:
+        """The agent's search of ``env`` as a program for ``runner``."""
+        ...
 
 
 class _PolicySearch(Searcher):
@@ -34,7 +61,9 @@ class _PolicySearch(Searcher):
     ``>=``); a stopped one, its best rollout.
     """
 
-    def __init__(self, agent: Any, seed: int, index: np.ndarray, weight: np.ndarray) -> None:
+    def __init__(
+        self, agent: Distributing, seed: int, index: np.ndarray, weight: np.ndarray
+    ) -> None:
         self.agent = solo(agent, level=agent.level - 1, seed=seed)
         self.index, self.weight = index, weight
 
@@ -51,7 +80,7 @@ class _PolicySearch(Searcher):
             result.actions = a.seqs[level + 1, :n].tolist()
         return result
 
-    def _program(self, env: gym.Env, runner: Runner) -> Any:
+    def _program(self, env: gym.Env, runner: Runner) -> PolicyProgram:
         """The level-(L-1) program, its policy set to the weights and a run under way (it
         starts from these weights, not from zero)."""
         program = self.agent.program(env, runner)
@@ -61,7 +90,7 @@ class _PolicySearch(Searcher):
         return program
 
 
-def distributed_search(agent: Any, env: gym.Env, budget: Budget) -> SearchResult:
+def distributed_search(agent: Distributing, env: gym.Env, budget: Budget) -> SearchResult:
     """Distributed NRPA (Negrevergne & Cazenave 2017): the top level here, its iterations on workers.
 
     The caller keeps the level-L policy. A round sends it to ``agent.workers`` workers, each of
@@ -111,7 +140,7 @@ def distributed_search(agent: Any, env: gym.Env, budget: Budget) -> SearchResult
     return m.result(rounds=m.rounds.batches)
 
 
-def _one_run(m: Master, top: Any) -> int:
+def _one_run(m: Master[Distributing], top: PolicyProgram) -> int:
     """One run of the top level from a zero policy, ``workers`` iterations a round; returns the
     iterations done (fewer than N when the search ends or falls back)."""
     agent, s, level = m.agent, top.s, m.agent.level

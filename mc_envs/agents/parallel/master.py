@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 import time
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Generic
 
 from mc_envs.agents.base import NEG_INF, Budget, SearchResult, StopReason
-from mc_envs.agents.parallel.messages import Done, Task
-from mc_envs.agents.parallel.root import open_pool, root_instead, run_root
+from mc_envs.agents.parallel.messages import Budgets, Done, Task
+from mc_envs.agents.parallel.root import A, open_pool, root_instead, run_root
 from mc_envs.agents.parallel.rounds import Rounds
 from mc_envs.core import unwrap
 
@@ -23,20 +23,21 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
 
-class Master:
+class Master(Generic[A]):
     """One search of a scheme made of rounds, used as a context manager around its rounds.
 
     Ctrl-C inside the block ends the search (``"interrupt"``); leaving it closes the rounds and
     the pool.
 
     Args:
-        agent: the agent (``workers``, ``backend``, ``address``, ``seed``).
+        agent: the agent (:class:`~mc_envs.agents.parallel.root.Parallel`, and what its scheme
+            reads more).
         env: the env searched (its state is sent to the workers).
         budget: the search's budget. With none, one complete run; with one, runs restart until
             it ends (``iterations`` counts complete runs), and the env's ``max_score`` ends it.
     """
 
-    def __init__(self, agent: Any, env: gym.Env, budget: Budget) -> None:
+    def __init__(self, agent: A, env: gym.Env, budget: Budget) -> None:
         self.agent, self.budget = agent, budget
         self.base = unwrap(env)
         self.start = time.perf_counter()
@@ -60,7 +61,7 @@ class Master:
         self.why = ""
         self.fallback = ""
 
-    def __enter__(self) -> Master:
+    def __enter__(self) -> Master[A]:
         return self
 
     def __exit__(
@@ -80,7 +81,7 @@ class Master:
         """Whether another run may start."""
         return not self.why and (self.run_limit is None or self.runs < self.run_limit)
 
-    def share(self, tasks: int) -> dict[str, Any]:
+    def share(self, tasks: int) -> Budgets:
         """Each task's budget in a round of ``tasks``: the playouts left, split evenly."""
         playouts = self.budget.playouts
         if playouts is None:
@@ -128,7 +129,7 @@ class Master:
         self.runs += more
         self.why = self.rounds.why
 
-    def result(self, **extra: Any) -> SearchResult:
+    def result(self, **extra: object) -> SearchResult:
         """The best game over every task; ``extra`` adds to the result's ``extra`` (which has
         ``tasks``, ``backend``, ``fallback`` and ``participation``)."""
         why = self.why

@@ -8,12 +8,13 @@ them; :mod:`mc_envs.agents.parallel.rounds` reads them.)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from mc_envs.agents.base import SearchResult
+from mc_envs.agents.base import Callback, SearchKeywords, SearchResult
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from typing_extensions import Unpack
 
 
 class Improved(NamedTuple):
@@ -40,21 +41,35 @@ class Ended(NamedTuple):
 Message = Improved | Counted | Ended
 
 
+class Budgets(SearchKeywords, total=False):
+    """A task's budgets: its ``search`` keywords, and what its worker reads before the call
+    (:func:`mc_envs.agents.parallel.pools.run_task`): ``deadline`` (``time.time()`` seconds) and
+    ``stand_in``."""
+
+    deadline: float
+    stand_in: bool
+
+
 class Searching(Protocol):
     """What a task runs: an agent, or a part of one's search (a candidate move, a level), with
-    ``search(env, **budget)``."""
+    an agent's ``search``."""
 
-    def search(self, env: gym.Env, **budget: Any) -> SearchResult:
-        """Searches from the env's state (the budget's keywords as an agent's ``search`` takes)."""
+    def search(
+        self,
+        env: gym.Env,
+        *,
+        callback: Callback | None = None,
+        **budget: Unpack[SearchKeywords],
+    ) -> SearchResult:
+        """Searches from the env's state (the keywords as an agent's ``search`` takes them)."""
         ...
 
 
 class Task(NamedTuple):
-    """A task of a batch: the agent-like ``search`` a worker runs and its ``budgets`` (the
-    keywords of its ``search`` call, plus ``deadline`` and ``stand_in``: see :func:`run_task`)."""
+    """A task of a batch: the agent-like ``search`` a worker runs and its ``budgets``."""
 
     search: Searching
-    budgets: dict[str, Any]
+    budgets: Budgets
 
 
 class Done(NamedTuple):
@@ -96,7 +111,7 @@ class Done(NamedTuple):
             stopped=result.stopped,
         )
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> dict[str, object]:
         """The public row of ``SearchResult.extra["workers"]`` (every field but ``cancelled``)."""
         row = self._asdict()
         del row["cancelled"]
@@ -110,3 +125,18 @@ class Lost(NamedTuple):
 
 
 Outcome = Done | Lost
+
+
+class Channel(Protocol):
+    """A task's way to its master: where :func:`run_task` reports (a pool's worker side)."""
+
+    def put(self, message: Message) -> None:
+        """Sends a progress message."""
+
+    def stopped(self, index: int) -> bool:
+        """Whether task ``index`` must return now."""
+        ...
+
+    def where(self) -> str:
+        """The process running the task (``host:pid``, or ``"caller"``)."""
+        ...

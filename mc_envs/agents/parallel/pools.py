@@ -29,15 +29,16 @@ import queue
 import socket
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from mc_envs.agents.base import NEG_INF, Progress, SearchResult, StopReason
 from mc_envs.agents.compile_ahead import allowed as stand_in_allowed
 from mc_envs.agents.compile_ahead import enable as compile_ahead_enable
 from mc_envs.agents.parallel.messages import (
+    Channel,
     Counted,
     Done,
     Ended,
@@ -50,7 +51,18 @@ from mc_envs.agents.parallel.messages import (
 from mc_envs.extras import require
 
 if TYPE_CHECKING:
+    import ctypes
+    import multiprocessing.queues
+    import multiprocessing.synchronize
+    from collections.abc import Callable
+    from types import ModuleType
+
     import gymnasium as gym
+    from ray import ObjectRef
+    from ray.actor import ActorClass, ActorHandle
+    from ray.remote_function import RemoteFunction
+
+    from mc_envs.agents.parallel.messages import Budgets, SearchKeywords
 
 BACKENDS = ("local", "ray")
 REPORT_EVERY = 0.5
@@ -66,7 +78,7 @@ class Pool(Protocol):
 
     workers: int
 
-    def submit(self, task: Searching, budgets: dict, index: int) -> None:
+    def submit(self, task: Searching, budgets: Budgets, index: int) -> None:
         """Starts ``task.search`` as task ``index`` (its messages and result carry the index)."""
 
     def poll(self, timeout: float) -> tuple[list[Message], dict[int, Outcome]]:
@@ -89,7 +101,7 @@ class Pool(Protocol):
         """Stops the tasks and releases the workers, without waiting for late tasks."""
 
 
-def run_task(task: Searching, env: gym.Env, budgets: dict, index: int, channel: Any) -> Done:
+def run_task(task: Searching, env: gym.Env, budgets: Budgets, index: int, channel: Channel) -> Done:
     """Runs one task's search, reporting progress to ``channel``; returns its result.
 
     A ``deadline`` in ``budgets`` (``time.time()`` seconds) shortens ``time_limit`` by the time
@@ -101,10 +113,11 @@ def run_task(task: Searching, env: gym.Env, budgets: dict, index: int, channel: 
     start = time.perf_counter()
     last = [0.0]
     ready: list[float] = []
-    budgets = dict(budgets)
+    budgets = budgets.copy()
     deadline = budgets.pop("deadline", None)  # wall clock: the time spent waiting is gone
-    if deadline is not None and budgets.get("time_limit") is not None:
-        budgets["time_limit"] = max(min(budgets["time_limit"], deadline - time.time()), 0.0)
+    limit = budgets.get("time_limit")
+    if deadline is not None and limit is not None:
+        budgets["time_limit"] = max(min(limit, deadline - time.time()), 0.0)
 
     def report(progress: Progress) -> bool:
         now = time.perf_counter()
@@ -125,7 +138,8 @@ def run_task(task: Searching, env: gym.Env, budgets: dict, index: int, channel: 
         if channel.stopped(index):  # a resumed task still hands back the best its file saved
             budgets["time_limit"] = 0.0
         with stand_in_allowed(budgets.pop("stand_in", False)):
-            result = task.search(env, callback=report, **budgets)
+            keywords: SearchKeywords = budgets  # deadline and stand_in popped above
+            result = task.search(env, callback=report, **keywords)
     out = Done.of(result)
     first = ready[0] if ready else time.perf_counter() - start - out.seconds
     return out._replace(ready=first, node=channel.where())
@@ -138,7 +152,12 @@ class _Channel:
     """A worker's side of a process pool: a queue of messages, a stop event and the number below
     which tasks are cancelled."""
 
-    def __init__(self, messages: Any, stop: Any, floor: Any) -> None:
+    def __init__(
+        self,
+        messages: multiprocessing.queues.Queue[Message],
+        stop: multiprocessing.synchronize.Event,
+        floor: ctypes.c_longlong,
+    ) -> None:
         self.messages, self.stop, self.floor = messages, stop, floor
 
     def put(self, message: Message) -> None:
@@ -151,16 +170,21 @@ class _Channel:
         return f"{socket.gethostname()}:{os.getpid()}"
 
 
-_channel: Any = None  # the worker process's channel to the master
+_channel: _Channel | None = None  # the worker process's channel to the master
 
 
-def _worker_init(messages: Any, stop: Any, floor: Any) -> None:
+def _worker_init(
+    messages: multiprocessing.queues.Queue[Message],
+    stop: multiprocessing.synchronize.Event,
+    floor: ctypes.c_longlong,
+) -> None:
     global _channel
     _channel = _Channel(messages, stop, floor)
     compile_ahead_enable(False)  # a worker compiles; the caller stands in for it meanwhile
 
 
-def _task_main(task: Searching, env: bytes, budgets: dict, index: int) -> Done:
+def _task_main(task: Searching, env: bytes, budgets: Budgets, index: int) -> Done:
+    assert _channel is not None, "a worker process's tasks run after _worker_init"
     try:
         return run_task(task, pickle.loads(env), budgets, index, _channel)
     except BaseException:
@@ -180,11 +204,11 @@ class ProcessPool:
     def __init__(self, workers: int, env: gym.Env) -> None:
         ctx = mp.get_context("spawn")
         self.workers = int(workers)
-        self.messages = ctx.Queue()
+        self.messages: multiprocessing.queues.Queue[Message] = ctx.Queue()
         self.event = ctx.Event()
-        self.floor = ctx.Value("q", 0, lock=False)
+        self.floor: ctypes.c_longlong = ctx.Value("q", 0, lock=False)
         self.env = pickle.dumps(env)  # the env as it is now, whatever the caller does next
-        self.pending: dict[int, Any] = {}
+        self.pending: dict[int, Future[Done] | None] = {}
         self.broken = False
         self.pool = ProcessPoolExecutor(
             self.workers,
@@ -193,7 +217,7 @@ class ProcessPool:
             initargs=(self.messages, self.event, self.floor),
         )
 
-    def submit(self, task: Searching, budgets: dict, index: int) -> None:
+    def submit(self, task: Searching, budgets: Budgets, index: int) -> None:
         try:
             self.pending[index] = self.pool.submit(_task_main, task, self.env, budgets, index)
         except BrokenProcessPool:
@@ -210,7 +234,7 @@ class ProcessPool:
             pass
         done = [m.task for m in messages if isinstance(m, Ended)]
         messages = [m for m in messages if not isinstance(m, Ended)]
-        futures = [self.pending[i] for i in done if self.pending.get(i) is not None]
+        futures = [f for i in done if (f := self.pending.get(i)) is not None]
         if futures:  # set by the executor's thread a moment after the message
             wait_futures(futures, timeout=1.0)
         finished: dict[int, Outcome] = {}
@@ -220,7 +244,7 @@ class ProcessPool:
                 del self.pending[index]
         return messages, finished
 
-    def _result(self, future: Any) -> Outcome:
+    def _result(self, future: Future[Done] | None) -> Outcome:
         if future is None:
             return Lost(GUARD_HINT)
         try:
@@ -249,7 +273,7 @@ class ProcessPool:
 # -- Ray ------------------------------------------------------------------------------------------
 
 
-def _ray(address: str | None) -> Any:
+def _ray(address: str | None) -> ModuleType:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no phoning home from clusters
     ray = require("ray", "distributed", "backend='ray'")
     if not ray.is_initialized():
@@ -257,20 +281,20 @@ def _ray(address: str | None) -> Any:
     return ray
 
 
-def _ray_remotes(ray: Any) -> tuple[Any, Any]:
+def _ray_remotes(ray: ModuleType) -> tuple[ActorClass[object], RemoteFunction]:
     """The message board actor and the remote task."""
 
     @ray.remote(num_cpus=0)
     class Board:
         def __init__(self) -> None:
-            self.messages: list = []
+            self.messages: list[Message] = []
             self.stop = False
             self.floor = 0
 
         def put(self, message: Message) -> None:
             self.messages.append(message)
 
-        def drain(self) -> list:
+        def drain(self) -> list[Message]:
             out, self.messages = self.messages, []
             return out
 
@@ -284,7 +308,7 @@ def _ray_remotes(ray: Any) -> tuple[Any, Any]:
             return self.stop or index < self.floor
 
     class Channel:
-        def __init__(self, board: Any) -> None:
+        def __init__(self, board: ActorHandle) -> None:
             self.board = board
 
         def put(self, message: Message) -> None:
@@ -297,12 +321,14 @@ def _ray_remotes(ray: Any) -> tuple[Any, Any]:
             return f"{ray.get_runtime_context().get_node_id()[:8]}:{os.getpid()}"
 
     @ray.remote(max_retries=0)  # a lost task is reported, and submitted again by the search
-    def task(agent, env, budgets, index, board):
+    def task(
+        agent: Searching, env: gym.Env, budgets: Budgets, index: int, board: ActorHandle
+    ) -> Done:
         env = copy.deepcopy(env)  # Ray hands tasks read-only arrays; the searches write states
         compile_ahead_enable(False)  # a worker compiles; the caller stands in for it meanwhile
         return run_task(agent, env, budgets, index, Channel(board))
 
-    return Board, task
+    return cast("ActorClass[object]", Board), task  # ray.remote made Board an actor class
 
 
 class RayPool:
@@ -330,17 +356,22 @@ class RayPool:
         self.ray = _ray(address)
         self.workers = int(workers)
         board, self._task = _ray_remotes(self.ray)
+        from ray.actor import ActorHandle
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         here = self.ray.get_runtime_context().get_node_id()  # the board dies with the caller only
-        self.board = board.options(
+        handle = board.options(
             scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)
         ).remote()
+        assert isinstance(handle, ActorHandle)  # an actor's (ray's types also allow its class)
+        self.board = handle
         self.env = self.ray.put(env)
-        self.pending: dict[int, Any] = {}
-        self._drain: Any = None  # the board's answer still awaited: read at a later poll
+        self.pending: dict[int, ObjectRef[Done]] = {}
+        self._drain: ObjectRef[list[Message]] | None = (
+            None  # the board's answer still awaited: read at a later poll
+        )
 
-    def submit(self, task: Searching, budgets: dict, index: int) -> None:
+    def submit(self, task: Searching, budgets: Budgets, index: int) -> None:
         self.pending[index] = self._task.remote(task, self.env, budgets, index, self.board)
 
     def poll(self, timeout: float) -> tuple[list[Message], dict[int, Outcome]]:
@@ -382,7 +413,10 @@ class RayPool:
         self.stop()  # a late task (a worker still compiling) returns when it can: not awaited
 
 
-def warm_cluster(address: str | None, job: Any, *args: Any) -> list[Any]:
+R = TypeVar("R")
+
+
+def warm_cluster(address: str | None, job: Callable[..., R], *args: object) -> list[R]:
     """Runs ``job(*args)`` once on every alive node of the Ray cluster at ``address`` (one task
     pinned to each node, at once); returns what each returned. ``mc-envs warmup --address`` uses
     it to compile the kernels into every node's numba cache before a search."""
@@ -427,7 +461,7 @@ class InlinePool:
     def where(self) -> str:
         return "caller"
 
-    def submit(self, task: Searching, budgets: dict, index: int) -> None:
+    def submit(self, task: Searching, budgets: Budgets, index: int) -> None:
         self.finished[index] = run_task(task, pickle.loads(self.env), budgets, index, self)
 
     def poll(self, timeout: float) -> tuple[list[Message], dict[int, Outcome]]:

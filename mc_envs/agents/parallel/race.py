@@ -42,13 +42,13 @@ import math
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, TypedDict, cast
 
 from mc_envs.agents.base import NEG_INF, Budget, SearchResult, StopReason
 from mc_envs.agents.checkpoint import Checker, is_seconds, read_checkpoint, saved_seconds
 from mc_envs.agents.ops import move_bound
-from mc_envs.agents.parallel.messages import Done, Task
-from mc_envs.agents.parallel.root import open_pool, solo, worker_seed
+from mc_envs.agents.parallel.messages import Budgets, Done, Task
+from mc_envs.agents.parallel.root import Parallel, open_pool, solo, worker_seed
 from mc_envs.agents.parallel.rounds import Rounds, why_ended
 from mc_envs.core import unwrap
 from mc_envs.records import write_atomic
@@ -63,7 +63,39 @@ FORMAT = "mc-envs/race"
 UNTIL_TOLD = 1e9  # checkpoint_every of the searches' own files (saved when they stop)
 
 
-def entrants(agent: Any, env: gym.Env) -> tuple[str, ...]:
+class Racing(Parallel, Protocol):
+    """What a race reads of its agent (an :class:`~mc_envs.agents.nested.nrpa.NRPA`): its
+    policies, its heats, and the key of a policy in a game's state (which checks the name)."""
+
+    policy: str | tuple[str, ...] | None
+    heats: int
+
+    def selection_key(self, base: PlanningEnv) -> int:
+        """The key of the agent's policy in ``base``'s state."""
+        ...
+
+
+class Row(TypedDict, total=False):
+    """A policy's row of a race's table (``heat`` with more than one heat)."""
+
+    policy: str
+    seed: int
+    probe: float | None
+    final: float | None
+    heat: int
+
+
+class HeatSummary(TypedDict):
+    """A finished (or cut short) heat: its best game, its counters and its table."""
+
+    score: float
+    actions: list[int]
+    playouts: int
+    iterations: int
+    race: list[Row]
+
+
+def entrants(agent: Racing, env: gym.Env) -> tuple[str, ...]:
     """The policies raced: the agent's ``policy`` tuple, else the game's ``nrpa_race``.
 
     Raises:
@@ -95,9 +127,9 @@ class RaceState:
         self.share: float | None = None
         self.probes: dict[int, float] = {}
         self.finalists: list[int] | None = None
-        self.done: list[dict[str, Any]] = []
+        self.done: list[HeatSummary] = []
 
-    def finish_heat(self, summary: dict[str, Any]) -> None:
+    def finish_heat(self, summary: HeatSummary) -> None:
         """Keeps a finished heat's best game and counters and starts the next heat."""
         self.done.append(summary)
         self.heat += 1
@@ -158,7 +190,7 @@ class RaceState:
         self.share = None if share is None else float(share)
         self._load_probes(data, where)
 
-    def _load_probes(self, data: dict[str, Any], where: str) -> None:
+    def _load_probes(self, data: dict[str, object], where: str) -> None:
         probes, finalists = data.get("probes"), data.get("finalists")
         n = len(self.names)
         if not isinstance(probes, dict):
@@ -179,7 +211,7 @@ class RaceState:
                 raise ValueError(f"{where}: field 'finalists': not a list of probed indices")
             self.finalists = list(finalists)
 
-    def _heat_summary(self, summary: Any, field: str, check: Checker) -> dict:
+    def _heat_summary(self, summary: object, field: str, check: Checker) -> HeatSummary:
         where = str(self.path)
         if not isinstance(summary, dict):
             raise ValueError(f"{where}: field '{field}': not an object")
@@ -197,7 +229,7 @@ class RaceState:
         rows = table if isinstance(table, list) and len(table) == len(self.names) else None
         if rows is None or not all(_row(r, n) for r, n in zip(rows, self.names)):
             raise ValueError(f"{where}: field '{field}.race': not a table of {list(self.names)}")
-        return dict(summary)
+        return cast(HeatSummary, dict(summary))  # every field checked above
 
 
 def _number(value: object, low: float = -math.inf) -> bool:
@@ -229,7 +261,7 @@ def _row(row: object, name: str) -> bool:
 
 
 def race_search(
-    agent: Any,
+    agent: Racing,
     env: gym.Env,
     budget: Budget,
     *,
@@ -265,8 +297,8 @@ def race_search(
     rounds = Rounds(pool, time_limit, budget.callback, start=start)  # the race ends at T + GRACE
     for summary in state.done:
         rounds.show(summary["score"], summary["actions"])
-    current: dict | None = None
-    reasons: list = []
+    current: HeatSummary | None = None
+    reasons: list[str] = []
     try:
         while state.heat < heats and not rounds.why:
             seconds = _heat_seconds(state, time_limit, start)
@@ -281,7 +313,7 @@ def race_search(
 
 
 def _run_heat(
-    agent: Any,
+    agent: Racing,
     names: tuple[str, ...],
     state: RaceState,
     rounds: Rounds,
@@ -289,7 +321,7 @@ def _run_heat(
     every: float,
     resume: bool,
     budget: tuple[float | None, int | None],
-) -> tuple[list, dict | None]:
+) -> tuple[list[str], HeatSummary | None]:
     """Runs heat ``state.heat`` in ``budget`` = (its seconds, the race's playouts): the stop
     reasons of its searches, and its summary if the race was stopped during it (None: finished,
     saved, its files removed)."""
@@ -317,7 +349,7 @@ class Heat:
     def __init__(
         self,
         workers: int,
-        racers: list[Any],
+        racers: list[Racing],
         state: RaceState,
         rounds: Rounds,
         prefix: str,
@@ -327,7 +359,7 @@ class Heat:
         self.workers, self.racers, self.state, self.rounds = workers, racers, state, rounds
         self.prefix, self.every, self.resume = prefix, every, resume
 
-    def task(self, i: int, budget: dict[str, Any]) -> Task:
+    def task(self, i: int, budget: Budgets) -> Task:
         path = f"{self.prefix}.e{i}"
         again = Path(path).exists() and (self.resume or i in self.state.probes)
         return Task(
@@ -341,10 +373,10 @@ class Heat:
             },
         )  # on the generic path while its kernels compile, keeping its time share
 
-    def probe(self, i: int, playouts: int | None, timed: bool) -> dict[str, Any]:
+    def probe(self, i: int, playouts: int | None, timed: bool) -> Budgets:
         """Probe ``i``'s budget: ``playouts``, and when ``timed`` its share of the time less what
         it ran before a stop."""
-        probe: dict[str, Any] = {} if playouts is None else {"playouts": playouts}
+        probe: Budgets = {} if playouts is None else {"playouts": playouts}
         if timed and self.state.share is not None:
             ran = spent(f"{self.prefix}.e{i}") if self.resume else 0.0
             probe["time_limit"] = max(self.state.share - ran, 0.0)
@@ -373,7 +405,7 @@ class Heat:
             state.finalists = ranked[: self.workers]
             state.save()
         if not rounds.why and state.finalists is not None:
-            final: dict[str, Any] = {}
+            final: Budgets = {}
             if seconds is not None:
                 final["time_limit"] = max(seconds - (time.perf_counter() - start), 0.0)
             if each is not None and playouts is not None:
@@ -389,23 +421,19 @@ class Heat:
                 results.update(zip(state.finalists, done))
         return results
 
-    def summary(self, results: dict[int, Done], heat: int | None) -> dict[str, Any]:
+    def summary(self, results: dict[int, Done], heat: int | None) -> HeatSummary:
         """The heat's best game, counters and table (rows naming ``heat`` unless None)."""
         score, actions = NEG_INF, []
         for result in results.values():
             if result.score > score:
                 score, actions = result.score, list(result.actions)
         finalists = self.state.finalists or []
-        table = [
-            {
-                "policy": racer.policy,
-                "seed": racer.seed,
-                "probe": self.state.probes.get(i),
-                "final": results[i].score if i in finalists and i in results else None,
-                **({"heat": heat} if heat is not None else {}),
-            }
-            for i, racer in enumerate(self.racers)
-        ]
+        table: list[Row] = []
+        for i, racer in enumerate(self.racers):
+            final = results[i].score if i in finalists and i in results else None
+            name = cast(str, racer.policy)  # one name: a racer runs one policy
+            row = Row(policy=name, seed=racer.seed, probe=self.state.probes.get(i), final=final)
+            table.append(row if heat is None else {**row, "heat": heat})
         return {
             "score": float(score),
             "actions": [int(a) for a in actions],
@@ -415,7 +443,7 @@ class Heat:
         }
 
 
-def _check(agent: Any, budget: Budget, checkpoint: str | None, resume: bool) -> None:
+def _check(agent: Racing, budget: Budget, checkpoint: str | None, resume: bool) -> None:
     """Refuses a race without a time or playout budget, on a cluster, or resumed from nothing."""
     if budget.iterations is not None or (budget.time is None and budget.playouts is None):
         raise ValueError("a race needs a time_limit or a playouts budget (not iterations)")
@@ -425,7 +453,7 @@ def _check(agent: Any, budget: Budget, checkpoint: str | None, resume: bool) -> 
         raise ValueError("resume=True needs checkpoint=PATH")
 
 
-def _racers(agent: Any, names: tuple[str, ...], heat: int) -> list[Any]:
+def _racers(agent: Racing, names: tuple[str, ...], heat: int) -> list[Racing]:
     """The searches of heat ``heat``: one per policy name, each with its own seed."""
     return [
         solo(agent, policy=n, seed=worker_seed(agent.seed, heat * len(names) + i), heats=1)
@@ -446,7 +474,11 @@ def _heat_seconds(state: RaceState, time_limit: float | None, start: float) -> f
 
 
 def _result(
-    state: RaceState, current: dict | None, reasons: list[str], rounds: Rounds, seconds: float
+    state: RaceState,
+    current: HeatSummary | None,
+    reasons: list[str],
+    rounds: Rounds,
+    seconds: float,
 ) -> SearchResult:
     """The best game of the finished heats and of the heat cut short (``current``), if any;
     ``reasons``: why the last heat's searches stopped."""

@@ -27,10 +27,18 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
-from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, StopReason
-from mc_envs.agents.parallel.messages import Task
+from mc_envs.agents.base import (
+    NEG_INF,
+    Budget,
+    Callback,
+    Searcher,
+    SearchOptions,
+    SearchResult,
+    StopReason,
+)
+from mc_envs.agents.parallel.messages import Budgets, Task
 from mc_envs.agents.parallel.pools import BACKENDS, Pool, make_pool
 from mc_envs.agents.parallel.rounds import Rounds, why_ended
 from mc_envs.core import strict, unwrap
@@ -38,6 +46,7 @@ from mc_envs.rng import plain_rng_state
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from typing_extensions import Unpack
 
     from mc_envs.core import PlanningEnv
 
@@ -114,7 +123,9 @@ class ParallelAgent(Searcher):
             parallel,
         )
 
-    def dispatch(self, env: gym.Env, budget: Budget, **options: Any) -> SearchResult:
+    def dispatch(
+        self, env: gym.Env, budget: Budget, **options: Unpack[SearchOptions]
+    ) -> SearchResult:
         """Runs the search here (one worker, root scheme) or by the agent's scheme."""
         if self.workers == 1 and self.parallel == "root":
             with strict(env):  # a planner's wrong move is an error, never an ended episode
@@ -125,7 +136,9 @@ class ParallelAgent(Searcher):
                 f"{sorted(self.checkpointed)} (one checkpoint file per search) or workers=1"
             )
         if options.get("checkpoint") is None:
-            options = {k: v for k, v in options.items() if k not in ("checkpoint", "resume")}
+            options = options.copy()
+            options.pop("checkpoint", None)
+            options.pop("resume", None)
         return self.schemes[self.parallel](self, env, budget, **options)
 
     def act(self, env: gym.Env) -> int:
@@ -136,10 +149,34 @@ class ParallelAgent(Searcher):
         return result.actions[0]
 
 
-A = TypeVar("A", bound=ParallelAgent)
+class Parallel(Protocol):
+    """What the parallel schemes read of an agent: its parallel keywords, its seed and its
+    search (a :class:`ParallelAgent` is one; a scheme's own protocol adds what it reads more)."""
+
+    workers: int
+    backend: str
+    address: str | None
+    parallel: str
+    seed: int
+
+    def search(
+        self,
+        env: gym.Env,
+        *,
+        time_limit: float | None = None,
+        playouts: int | None = None,
+        iterations: int | None = None,
+        callback: Callback | None = None,
+        **options: Unpack[SearchOptions],
+    ) -> SearchResult:
+        """The agent's search (:meth:`mc_envs.agents.base.Searcher.search`)."""
+        ...
 
 
-def solo(agent: A, **changes: Any) -> A:
+A = TypeVar("A", bound=Parallel)
+
+
+def solo(agent: A, **changes: object) -> A:
     """A copy of ``agent`` searching alone (one worker, root scheme) with ``changes`` applied."""
     clone = copy.copy(agent)
     clone.workers, clone.parallel = 1, "root"
@@ -159,7 +196,7 @@ def worker_agents(agent: ParallelAgent) -> list[ParallelAgent]:
     return clones
 
 
-def open_pool(agent: ParallelAgent, env: gym.Env) -> Pool:
+def open_pool(agent: Parallel, env: gym.Env) -> Pool:
     """The agent's pool over ``env``. Nothing is awaited: workers load or compile their code on
     their first task while the calling process stands in for them (:mod:`mc_envs.agents.parallel.rounds`);
     ``mc-envs warmup --address`` compiles every node of a cluster ahead."""
@@ -171,7 +208,7 @@ def open_pool(agent: ParallelAgent, env: gym.Env) -> Pool:
 FALLBACK = 0.75  # rounds that keep less than this share of the workers busy give way to root
 
 
-def root_instead(agent: ParallelAgent, rounds: Rounds) -> str:
+def root_instead(agent: Parallel, rounds: Rounds) -> str:
     """Why a scheme made of rounds (``moves``, ``distributed``) should give way to root
     parallelism for the rest of its time; ``""`` to go on.
 
@@ -192,7 +229,7 @@ def root_instead(agent: ParallelAgent, rounds: Rounds) -> str:
 
 
 def run_root(
-    agent: ParallelAgent, rounds: Rounds, best_score: float, best_actions: list
+    agent: Parallel, rounds: Rounds, best_score: float, best_actions: list
 ) -> tuple[int, float, list]:
     """Root parallelism on an open pool for the time left (a scheme's fallback):
     ``agent.workers`` searches of the whole agent, seeded after the tasks already run.
@@ -212,7 +249,9 @@ def run_root(
     return runs, best_score, best_actions
 
 
-def root_search(agent: ParallelAgent, env: gym.Env, budget: Budget, **saving: Any) -> SearchResult:
+def root_search(
+    agent: ParallelAgent, env: gym.Env, budget: Budget, **saving: Unpack[SearchOptions]
+) -> SearchResult:
     """Root-parallel search: ``agent.workers`` independent seeded searches, the best kept.
 
     Args:
@@ -243,8 +282,9 @@ def root_search(agent: ParallelAgent, env: gym.Env, budget: Budget, **saving: An
         pool.close()
     for i, result in enumerate(ordered):
         budgets = batch[i].budgets
-        if result.score == NEG_INF and budgets.get("resume"):
-            ordered[i] = result._replace(**_saved_best(budgets["checkpoint"], base))
+        path = budgets.get("checkpoint")
+        if result.score == NEG_INF and budgets.get("resume") and path is not None:
+            ordered[i] = result._replace(**_saved_best(path, base))
     score, actions = rounds.shown_score, rounds.shown_actions
     if ordered:
         top = max(ordered, key=lambda r: r.score)
@@ -267,16 +307,18 @@ def root_search(agent: ParallelAgent, env: gym.Env, budget: Budget, **saving: An
     )
 
 
-def _worker_batch(agent: ParallelAgent, budget: Budget, saving: dict[str, Any]) -> list[Task]:
+def _worker_batch(agent: ParallelAgent, budget: Budget, saving: SearchOptions) -> list[Task]:
     """Each worker's agent and its share of the budget (and its own checkpoint file)."""
     batch = []
     n = int(agent.workers)
     for i, clone in enumerate(worker_agents(agent)):
-        share: dict[str, Any] = dict(budget.counts(n, i))
-        if saving.get("checkpoint") is not None:
-            path = f"{saving['checkpoint']}.w{i}"
+        share: Budgets = {**budget.counts(n, i)}
+        checkpoint = saving.get("checkpoint")
+        if checkpoint is not None:
+            path = f"{checkpoint}.w{i}"
             resume = bool(saving.get("resume")) and Path(path).exists()
-            share.update(saving, checkpoint=path, resume=resume)
+            share.update(saving)
+            share["checkpoint"], share["resume"] = path, resume
         batch.append(Task(clone, share))
     return batch
 

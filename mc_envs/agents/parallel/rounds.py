@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from mc_envs.agents.base import FIRST_RESULT, NEG_INF, Callback, Progress, StopReason
 from mc_envs.agents.parallel.messages import (
+    Budgets,
     Counted,
     Done,
     Improved,
@@ -116,7 +117,7 @@ class CallerThread:
     def where(self) -> str:
         return "caller"
 
-    def submit(self, task: Searching, budgets: dict, index: int) -> None:
+    def submit(self, task: Searching, budgets: Budgets, index: int) -> None:
         self.index, self.result, self.error, self.cancelled = index, None, "", False
         self.saves = budgets.get("checkpoint") is not None
 
@@ -233,7 +234,7 @@ class Rounds:
         if self.helper is not None:
             self.helper.stop()
 
-    def _budgets(self, budgets: dict) -> dict:
+    def _budgets(self, budgets: Budgets) -> Budgets:
         left = self.remaining()
         if left is None:  # no time limit
             return budgets
