@@ -133,6 +133,19 @@ def test_negative_and_huge_frames_are_refused_with_the_field_named(tmp_path):
             )
 
 
+def test_a_checkpoint_whose_params_are_not_an_object_is_refused_naming_the_field(tmp_path):
+    data = _checkpoint(tmp_path, NMCS(level=2, seed=1), 400)
+    data.pop("checksum")  # a hand-edited file (without a checksum, it is still read)
+    for value in ([1, 2], "level=2", 3, None):
+        data["params"] = value
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(data))
+        with pytest.raises(ValueError, match="checkpoint field 'params': .* is not an object"):
+            NMCS(level=2, seed=1).search(
+                samegame(), playouts=800, checkpoint=str(path), resume=True
+            )
+
+
 def test_a_checkpoint_counts_the_seconds_of_every_call_and_refuses_bad_ones(tmp_path):
     path = tmp_path / "ck.json"
     agent = NRPA(level=2, iterations=10, seed=1)

@@ -22,7 +22,7 @@ import json
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -49,21 +49,21 @@ def state_fingerprint(env: gym.Env) -> dict[str, str]:
     return {"game": str(game), "config": config, "sha1": hashlib.sha1(raw).hexdigest()}
 
 
-def checksum(data: dict[str, Any]) -> str:
+def checksum(data: dict[str, object]) -> str:
     """The SHA-256 of a checkpoint's data without its ``checksum`` field (canonical JSON)."""
     body = {k: v for k, v in data.items() if k != "checksum"}
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def write_checkpoint(path: str | Path, data: dict[str, Any]) -> None:
+def write_checkpoint(path: str | Path, data: dict[str, object]) -> None:
     """Writes a checkpoint with its checksum, atomically (the file is the old one or the whole
     new one)."""
     data = {**data, "checksum": checksum(data)}
     write_atomic(path, json.dumps(data, separators=(",", ":")))
 
 
-def read_checkpoint(path: str | Path) -> dict[str, Any]:
+def read_checkpoint(path: str | Path) -> dict[str, object]:
     """Reads a checkpoint written by :func:`write_checkpoint`.
 
     Raises:
@@ -100,7 +100,7 @@ def is_seconds(value: object) -> bool:
     )  # NaN fails the comparison
 
 
-def saved_seconds(data: dict[str, Any], path: str | Path) -> float:
+def saved_seconds(data: dict[str, object], path: str | Path) -> float:
     """A checkpoint's ``control.seconds`` (0 in files of older versions, which have none).
 
     Raises:
@@ -138,7 +138,7 @@ class Checker:
         """The error for ``field``."""
         return ValueError(f"{self.path}: checkpoint field {field}: {what}")
 
-    def mapping(self, data: object, key: str) -> dict[str, Any]:
+    def mapping(self, data: object, key: str) -> dict[str, object]:
         """``data[key]``, which must be a JSON object."""
         value = data.get(key) if isinstance(data, dict) else None
         if not isinstance(value, dict):
@@ -219,7 +219,9 @@ class Checker:
             env.restore_state(snap)
 
 
-def check_checkpoint(data: dict[str, Any], algo: str, params: dict[str, Any], env: gym.Env) -> None:
+def check_checkpoint(
+    data: dict[str, object], algo: str, params: dict[str, object], env: gym.Env
+) -> None:
     """Refuses to resume a checkpoint of another algorithm, parameters or position.
 
     Raises:
@@ -233,6 +235,8 @@ def check_checkpoint(data: dict[str, Any], algo: str, params: dict[str, Any], en
             f"checkpoint is of another position ({data.get('state')}), this env holds {here}"
         )
     saved = data.get("params", {})
+    if not isinstance(saved, dict):
+        raise ValueError(f"checkpoint field 'params': {saved!r} is not an object")
     for key, value in params.items():
         if key in ("workers",):
             continue
