@@ -18,9 +18,9 @@ import tempfile
 import time
 import types
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast, overload
 
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -132,13 +132,19 @@ from numba.core import types as _types  # noqa: E402
 from numba.core.dispatcher import OmittedArg  # noqa: E402
 from numba.core.registry import CPUDispatcher  # noqa: E402
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+# A call of a numba function as compiled code makes it: the function and its argument types.
+Call: TypeAlias = "tuple[CPUDispatcher, Unpack[tuple[_types.Type, ...]]]"
+
 # While a child process compiles a cold env's kernels (mc_envs.interpret), the rule that says
 # which functions a call from Python runs as plain Python meanwhile; None: numba compiles them.
-interpreter: list[Callable[[Any, tuple], bool] | None] = [None]
+interpreter: list[Callable[[Interpretable, tuple], bool] | None] = [None]
 # Told the seconds of each call run so of the ``timed`` kernels (the dispatcher, seconds);
 # ``timed`` maps each to what its caller knows it by.
-clock: list[Callable[[Any, float], None] | None] = [None]
-timed: dict[Any, Any] = {}
+clock: list[Callable[[Interpretable, float], None] | None] = [None]
+timed: dict[Interpretable, tuple[str, str]] = {}  # -> (game, kernel field)
 
 
 class Interpretable(CPUDispatcher):
@@ -147,7 +153,8 @@ class Interpretable(CPUDispatcher):
     way), or its :func:`twin`. numba's C dispatcher reaches ``_compile_for_args`` only when no
     compiled code fits the arguments, so a compiled kernel's calls cost what they did."""
 
-    twin: Any = None  # see twin()
+    twin: Callable[..., object] | None = None  # see twin()
+    parts: tuple[Call, ...] = ()  # see parts()
 
     def _compile_for_args(self, *args: Any, **kws: Any) -> Any:
         rule = interpreter[0]
@@ -163,7 +170,7 @@ class Interpretable(CPUDispatcher):
         return super()._compile_for_args(*args, **kws)  # type: ignore[misc]  # numba: untyped
 
 
-def twin(kernel: Any, cheaper: Any) -> None:
+def twin(kernel: Interpretable, cheaper: Callable[..., object]) -> None:
     """Declares ``cheaper`` (a function of the same arguments and the same results, cheaper to
     compile: a numba function, or Python that calls one) ``kernel``'s twin: while a call from
     Python would run ``kernel`` as Python, it calls ``cheaper`` instead, compiled if the cache has
@@ -172,7 +179,7 @@ def twin(kernel: Any, cheaper: Any) -> None:
     kernel.twin = cheaper
 
 
-def parts(kernel: Any, *calls: tuple[Any, ...]) -> None:
+def parts(kernel: Interpretable, *calls: Call) -> None:
     """Declares callees of ``kernel``, each ``(dispatcher, *argument types)`` as ``kernel``
     calls it, that the process which does not compile ``kernel`` compiles first
     (:func:`compile_parts`): the last ones ``kernel`` reaches (numba compiles the callees in the
@@ -184,19 +191,19 @@ def parts(kernel: Any, *calls: tuple[Any, ...]) -> None:
     kernel.parts = calls
 
 
-def compile_parts(kernel: Any) -> None:
+def compile_parts(kernel: object) -> None:
     """Compiles into the cache the :func:`parts` of ``kernel`` that it lacks, unless ``kernel``
     itself is cached (its callees came with it)."""
-    if is_cached(kernel):
+    if not isinstance(kernel, Interpretable) or is_cached(kernel):
         return
-    for dispatcher, *argtypes in getattr(kernel, "parts", ()):
+    for dispatcher, *argtypes in kernel.parts:
         if tuple(argtypes) not in dispatcher.overloads:
             dispatcher.compile(tuple(argtypes))  # loads it instead where the cache has it
 
 
-def _timed(kernel: Any, run: Callable[..., Any]) -> Callable[..., Any]:
+def _timed(kernel: Interpretable, run: Callable[..., object]) -> Callable[..., object]:
     # what the clock is told: the kernels a search calls from Python, a few, not their callees
-    def call(*args: Any) -> Any:
+    def call(*args: object) -> object:
         start = time.perf_counter()
         try:
             return run(*args)
@@ -208,13 +215,13 @@ def _timed(kernel: Any, run: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def _python(py_func: Callable[..., Any]) -> Callable[..., Any]:
+def _python(py_func: Callable[..., object]) -> Callable[..., object]:
     """``py_func`` called as numba's dispatcher hands it the arguments: an omitted one as its
     default, wrapped."""
     if not py_func.__defaults__:
         return py_func
 
-    def run(*args: Any) -> Any:
+    def run(*args: object) -> object:
         return py_func(*(a.value if isinstance(a, OmittedArg) else a for a in args))
 
     return run
@@ -237,13 +244,35 @@ class Dispatcher(Interpretable):
         return super().get_call_template(args, kws)
 
 
+@overload
 def njit(
-    fn: Callable[..., Any] | None = None,
+    fn: Callable[..., object],
+    *,
+    cache: bool = False,
+    constants: Literal[False] = False,
+    **options: object,
+) -> Dispatcher: ...
+
+
+@overload
+def njit(
+    fn: None = None, *, cache: bool = False, constants: Literal[False] = False, **options: object
+) -> Callable[[Callable[..., object]], Dispatcher]: ...
+
+
+@overload
+def njit(
+    fn: None = None, *, cache: bool = False, constants: Literal[True], **options: object
+) -> Callable[[Callable[..., object]], Interpretable]: ...
+
+
+def njit(
+    fn: Callable[..., object] | None = None,
     *,
     cache: bool = False,
     constants: bool = False,
-    **options: Any,
-) -> Any:
+    **options: object,
+) -> Interpretable | Callable[[Callable[..., object]], Interpretable]:
     """``numba.njit`` with :class:`Dispatcher`: the same options, one specialization per
     argument types (constants count as their type).
 
@@ -251,15 +280,22 @@ def njit(
     code: each constant a compiled caller passes compiles a specialization with the branches it
     rules out pruned (Morpion's ``_apply(..., track)``: its playouts 5% slower without)."""
 
-    def wrap(py_func: Callable[..., Any]) -> Any:
-        targetoptions = {"nopython": True, **options}
-        kind = Interpretable if constants else Dispatcher
-        dispatcher = kind(py_func=py_func, locals={}, targetoptions=targetoptions)
-        if cache:
-            dispatcher.enable_caching()
-        return dispatcher
+    def wrap(py_func: Callable[..., object]) -> Interpretable:
+        return _made(Interpretable if constants else Dispatcher, py_func, cache, options)
 
     return wrap if fn is None else wrap(fn)
+
+
+D = TypeVar("D", bound=Interpretable)
+
+
+def _made(
+    kind: type[D], py_func: Callable[..., object], cache: bool, options: Mapping[str, object]
+) -> D:
+    dispatcher = kind(py_func=py_func, locals={}, targetoptions={"nopython": True, **options})
+    if cache:
+        dispatcher.enable_caching()
+    return dispatcher
 
 
 class _Intrinsic(numba.core.extending._Intrinsic):  # type: ignore[misc]  # final in the stubs only
@@ -287,7 +323,7 @@ def intrinsic(python: Callable[..., Any]) -> Callable[[Callable[..., Any]], Call
     return wrap
 
 
-def _word(x: Any) -> tuple[int, int, Any]:
+def _word(x: int | np.integer) -> tuple[int, int, type]:
     """``x`` as an unsigned word: its value, its width in bits, and its numpy type (int for a
     Python int, taken as 64 bits)."""
     if isinstance(x, np.generic):
@@ -297,32 +333,32 @@ def _word(x: Any) -> tuple[int, int, Any]:
     return int(x) & 0xFFFF_FFFF_FFFF_FFFF, 64, int
 
 
-def ctpop(x: Any) -> Any:
+def ctpop(x: int | np.integer) -> int | np.integer:
     """The set bits of an integer word, as LLVM's ``ctpop`` counts them, in ``x``'s type."""
     u, _, kind = _word(x)
     return kind(u.bit_count())
 
 
-def ctlz(x: Any) -> Any:
+def ctlz(x: int | np.integer) -> int | np.integer:
     """The leading zero bits of an integer word (its width for 0), as LLVM's ``ctlz``."""
     u, width, kind = _word(x)
     return kind(width - u.bit_length())
 
 
-def cttz(x: Any) -> Any:
+def cttz(x: int | np.integer) -> int | np.integer:
     """The trailing zero bits of an integer word (its width for 0), as LLVM's ``cttz``."""
     u, width, kind = _word(x)
     return kind((u & -u).bit_length() - 1 if u else width)
 
 
 def instantiate(
-    template: Callable[..., Any],
+    template: Callable[..., object],
     suffix: str,
     *,
     parallel: bool = False,
     inline: bool = False,
-    **bindings: Any,
-) -> Any:
+    **bindings: object,
+) -> Dispatcher:
     """Compile ``template`` with some of its global names bound to other functions.
 
     This is how one search written once (a plain Python function whose body calls ``legal``,
@@ -344,6 +380,8 @@ def instantiate(
     Returns:
         The numba dispatcher of the instance (``cache=True``, ``nogil=True``).
     """
+    if not isinstance(template, types.FunctionType):
+        raise TypeError(f"instantiate takes a plain function, got {template!r}")
     reads = bindings.keys() & _names_read(template.__code__)
     key = (template, suffix, parallel, inline, frozenset(_identity(k, bindings[k]) for k in reads))
     found = _instances.get(key)
@@ -356,9 +394,8 @@ def instantiate(
     )
     fn.__qualname__ = f"{template.__qualname__}__{suffix}"
     fn.__module__ = template.__module__
-    dispatcher = njit(
-        cache=True, nogil=True, parallel=parallel, inline="always" if inline else "never"
-    )(fn)
+    options = {"nogil": True, "parallel": parallel, "inline": "always" if inline else "never"}
+    dispatcher = _made(Dispatcher, fn, True, options)
     if namespace.get(template.__name__) is template:  # a self-call stays a self-call
         namespace[template.__name__] = dispatcher
     return _instances.setdefault(key, dispatcher)  # a thread that built it first wins
@@ -366,11 +403,11 @@ def instantiate(
 
 # instantiate's memo. A binding that is not a plain constant is keyed by its identity: the
 # instance's namespace holds it, so that its id is never reused while the entry lives.
-_instances: dict[tuple, Any] = {}
+_instances: dict[tuple, Dispatcher] = {}
 _CONSTANTS = frozenset((bool, int, float, str, type(None)))
 
 
-def _identity(name: str, value: Any) -> tuple:
+def _identity(name: str, value: object) -> tuple:
     return (name, type(value), value) if type(value) in _CONSTANTS else (name, None, id(value))
 
 
@@ -385,7 +422,7 @@ def _names_read(code: types.CodeType) -> frozenset[str]:
 
 
 @functools.cache
-def weight(dispatcher: Any) -> int:
+def weight(dispatcher: CPUDispatcher) -> int:
     """A rough measure of how long ``dispatcher`` compiles: the bytes of code of its function
     and of each numba function it reaches (Go's move, 5,520, compiles for longer than its legal
     moves, 4,096)."""
@@ -393,7 +430,7 @@ def weight(dispatcher: Any) -> int:
 
 
 @functools.cache
-def reach(dispatcher: Any) -> tuple[Any, ...]:
+def reach(dispatcher: CPUDispatcher) -> tuple[CPUDispatcher, ...]:
     """``dispatcher`` and every numba function its code may call, directly or not (the global
     names it reads)."""
     seen, todo, found = set(), [dispatcher], []
@@ -412,7 +449,7 @@ def reach(dispatcher: Any) -> tuple[Any, ...]:
     return tuple(found)
 
 
-def is_cached(dispatcher: Any, args: tuple | None = None) -> bool:
+def is_cached(dispatcher: CPUDispatcher, args: tuple | None = None) -> bool:
     """Whether calling ``dispatcher`` finds compiled code: compiled in this process, or in the
     on-disk cache for its current source; with ``args``, code for exactly their types (what a call
     from Python with them would otherwise compile: a cached specialization for other types does
@@ -421,7 +458,7 @@ def is_cached(dispatcher: Any, args: tuple | None = None) -> bool:
     if args is None and dispatcher.signatures:
         return True
     try:
-        index = dispatcher._cache._cache_file._load_index()
+        index = dispatcher._cache._cache_file._load_index()  # type: ignore[attr-defined]  # numba: set by enable_caching
         if args is None:
             return bool(index)
         sig = tuple(

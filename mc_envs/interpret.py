@@ -35,9 +35,9 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mc_envs._numba import (
     Interpretable,
@@ -52,6 +52,8 @@ from mc_envs.spawning import AFTER, spawn, wait_for
 from mc_envs.wishes import CALLED, Parent
 
 if TYPE_CHECKING:
+    from numba.core.registry import CPUDispatcher
+
     from mc_envs.search_hooks import SearchHooks
 
 try:
@@ -67,9 +69,9 @@ _depth = [0]  # env constructors running in this process
 _started: set[str] = set()  # the games a child was started for, once a process
 _children: list[subprocess.Popen] = []
 _prefixes: list[tuple[str, ...]] = [GAME_MODULES]  # whose kernels run as Python (+ stand_in's)
-_modules: dict[Any, str] = {}  # dispatcher -> its function's module
+_modules: dict[object, str] = {}  # dispatcher -> its function's module
 _polled = [-1.0]  # when _rule last looked at the children
-_until: dict[Any, float] = {}  # dispatcher -> until when _rule runs it as Python unasked
+_until: dict[Interpretable, float] = {}  # dispatcher -> until when _rule runs it as Python unasked
 _jobs: dict[tuple, subprocess.Popen] = {}  # stand_in's children, by their entry points
 _foreign: list[Path] = []  # the locks of other processes compiling a game this one interprets
 _looked = [0.0]  # when _foreign was last looked at
@@ -142,7 +144,7 @@ def _busy() -> bool:
     return bool(_foreign)
 
 
-def _rule(dispatcher: Any, args: tuple) -> bool:
+def _rule(dispatcher: Interpretable, args: tuple) -> bool:
     """Whether a call from Python with ``args`` that would compile ``dispatcher`` runs it as
     Python instead: while a child compiles, unless the cache holds code for exactly these types
     (one for other types, a child's compiled caller's, would be compiled here meanwhile)."""
@@ -170,7 +172,7 @@ def _rule(dispatcher: Any, args: tuple) -> bool:
     return True
 
 
-def _take(dispatcher: Any) -> bool:
+def _take(dispatcher: Interpretable) -> bool:
     """Whether this process compiles a game kernel it would run as Python: the one of
     :data:`~mc_envs.wishes.CALLED` (every search calls them) that compiles for the longest of
     those not cached (:func:`~mc_envs._numba.weight`), unless its game's child is compiling it
@@ -191,12 +193,12 @@ def _take(dispatcher: Any) -> bool:
     return True
 
 
-def _heaviest(dispatcher: Any, game: str) -> bool:
+def _heaviest(dispatcher: Interpretable, game: str) -> bool:
     others = _others(dispatcher, game)
     return not any(weight(k) > weight(dispatcher) and not is_cached(k) for k in others)
 
 
-def _others(dispatcher: Any, game: str) -> list[Any]:
+def _others(dispatcher: Interpretable, game: str) -> list[Interpretable]:
     # the kernels of CALLED of that game but dispatcher
     return [k for k, (g, n) in timed.items() if g == game and n in CALLED and k is not dispatcher]
 
@@ -242,7 +244,7 @@ def uncached() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _ruled(rule: Callable[[Any, tuple], bool]) -> Iterator[None]:
+def _ruled(rule: Callable[[Interpretable, tuple], bool]) -> Iterator[None]:
     # ``rule`` decides within the block, the rule before it after
     before = interpreter[0]
     interpreter[0] = rule
@@ -252,11 +254,11 @@ def _ruled(rule: Callable[[Any, tuple], bool]) -> Iterator[None]:
         interpreter[0] = before
 
 
-def _uncached(dispatcher: Any, args: tuple) -> bool:
+def _uncached(dispatcher: Interpretable, args: tuple) -> bool:
     return built_in(dispatcher) and _lacks(dispatcher, args, time.monotonic())
 
 
-def _lacks(dispatcher: Any, args: tuple, now: float) -> bool:
+def _lacks(dispatcher: Interpretable, args: tuple, now: float) -> bool:
     """Whether the cache lacks ``dispatcher`` for ``args``, looked up at most once per
     :data:`RECHECK` seconds: an interpreted kernel calls others many times (Morpion's start
     state, 23,000 calls: 1.8 s of looking up each, 0.2 s of work)."""
@@ -268,7 +270,7 @@ def _lacks(dispatcher: Any, args: tuple, now: float) -> bool:
     return True
 
 
-def _game_kernel(dispatcher: Any, args: tuple) -> bool:
+def _game_kernel(dispatcher: Interpretable, args: tuple) -> bool:
     if not built_in(dispatcher):
         return False
     interpreted[0] += 1
@@ -280,7 +282,7 @@ def constructor(init: Callable[..., None]) -> Callable[..., None]:
     runs (the env makes its first state), then calls :func:`begin`."""
 
     @functools.wraps(init)
-    def construct(self: Any, *args: Any, **kwargs: Any) -> None:
+    def construct(self: SearchHooks, *args: object, **kwargs: object) -> None:
         if DISABLED or not _enabled[0]:
             init(self, *args, **kwargs)
             return
@@ -320,7 +322,7 @@ def begin(env: SearchHooks) -> None:
             interpreter[0] = None
 
 
-def built_in(kernel: Any) -> bool:
+def built_in(kernel: object) -> bool:
     """Whether ``kernel`` is one of mc-envs' own numba functions (a child can import it), not a
     user's."""
     module = _modules.get(kernel)  # looked up once a kernel: on a call's hot path
@@ -331,7 +333,9 @@ def built_in(kernel: Any) -> bool:
     return module.startswith(_prefixes[0])
 
 
-def stand_in(job: Callable[[], object], modules: tuple[str, ...], entries: list[Any]) -> bool:
+def stand_in(
+    job: Callable[[], object], modules: tuple[str, ...], entries: Sequence[CPUDispatcher]
+) -> bool:
     """Interprets the uncached kernels of ``modules`` (as well as the game's) while a child runs
     ``job``, which compiles ``entries`` (a batched search's, a small vector env's) into the cache;
     the child starts after this process's other compiling children. Returns whether the caller
@@ -410,7 +414,7 @@ def _spawn(env: SearchHooks, lock: int) -> None:
     clock[0] = _tell
 
 
-def _tell(kernel: Any, seconds: float) -> None:
+def _tell(kernel: Interpretable, seconds: float) -> None:
     """The clock of every call run as Python: sums the time of each game kernel's, and tells
     its game's child the kernels by that time, the most first (:mod:`mc_envs.exercise`), after
     those the search declared (:func:`sharing`), every :data:`WISH_EVERY` seconds at most."""
@@ -432,7 +436,7 @@ def _tell(kernel: Any, seconds: float) -> None:
 
 
 def helper(
-    job: Any, keep: tuple[int, ...] = (), env: dict[str, str] | None = None
+    job: object, keep: tuple[int, ...] = (), env: dict[str, str] | None = None
 ) -> subprocess.Popen | None:
     """Starts a compiling child now, counted among this process's :func:`children`: it runs
     ``job()``, or :func:`mc_envs.exercise.exercise` on an env; ``keep``: file descriptors left

@@ -6,6 +6,8 @@ both make the same choices. The state is a ``uint64`` array of length 1, mutated
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from mc_envs._numba import njit
@@ -97,7 +99,10 @@ def plain_rng_state(seed: int) -> np.ndarray:
     return np.array([_splitmix(mix)], dtype=np.uint64)
 
 
-PLAIN_RNG = {"rng_below": plain_rng_below, "rng_uniform": plain_rng_uniform}
+PLAIN_RNG: dict[str, Callable[..., object]] = {
+    "rng_below": plain_rng_below,
+    "rng_uniform": plain_rng_uniform,
+}
 
 
 class PlainRngView(Rng):

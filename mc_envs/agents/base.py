@@ -130,6 +130,17 @@ class SearchResult:
     extra: dict = field(default_factory=dict)
 
 
+class ResultFields(TypedDict, total=False):
+    """The fields of a :class:`SearchResult` that a runner's caller may set besides the score,
+    actions, counters and stop reason."""
+
+    iterations: int
+    root_actions: np.ndarray | None
+    root_visits: np.ndarray | None
+    root_values: np.ndarray | None
+    extra: dict
+
+
 @dataclass(frozen=True)
 class Progress:
     """What a ``callback`` receives about once every ``report_every`` seconds and at each improvement.

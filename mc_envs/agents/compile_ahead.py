@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import mc_envs.interpret as interpret
 import mc_envs.spawning as spawning
@@ -38,6 +38,10 @@ from mc_envs.agents.base import Budget
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    import numpy as np
+    from numba.core.registry import CPUDispatcher
+
+    from mc_envs.agents.base import Searcher
 
 
 POLL = 0.25  # seconds between two looks at the cache
@@ -88,7 +92,7 @@ class StandIn:
         child: the compiling process (None when another search of this process started it).
     """
 
-    def __init__(self, entries: list[Any], child: subprocess.Popen | None) -> None:
+    def __init__(self, entries: list[CPUDispatcher], child: subprocess.Popen | None) -> None:
         self.entries, self.child = entries, child
         self.start = time.perf_counter()
         self.switched: float | None = None  # seconds into the search when it went compiled
@@ -100,7 +104,7 @@ class StandIn:
         """Whether every entry point can now load from the cache."""
         return all(is_cached(f) for f in self.entries)
 
-    def watch(self, control: Any, slot: int, done: threading.Event, steps: bool) -> None:
+    def watch(self, control: np.ndarray, slot: int, done: threading.Event, steps: bool) -> None:
         """A daemon thread that sets ``control[slot]`` (a pause) once the cache is ready, and,
         with ``steps`` (a search with no clock whose program has per-step helpers), once
         :data:`STEP_UP` seconds have passed (:attr:`due`: the runner then asks :meth:`step_up`)."""
@@ -128,7 +132,7 @@ class StandIn:
         self.stepped = left is None or spent * left / max(done, 1) >= STEP_UP_COST
         return self.stepped
 
-    def note(self) -> dict[str, Any]:
+    def note(self) -> dict[str, object]:
         """What ``result.extra["compile"]`` says."""
         child = self.child
         status = "shared" if child is None else child.poll()
@@ -145,7 +149,7 @@ class StandIn:
         }
 
 
-def stand_in(agent: Any, env: gym.Env, entries: list[Any]) -> StandIn | None:
+def stand_in(agent: Searcher, env: gym.Env, entries: list[CPUDispatcher]) -> StandIn | None:
     """A :class:`StandIn` when ``entries`` are not compiled yet and a child can compile them;
     None when they are (or when the stand-in is off, or the search cannot be sent to a child:
     the caller then compiles before its clock, as without this module)."""

@@ -22,8 +22,8 @@ from __future__ import annotations
 import functools
 import types
 from collections import namedtuple
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 from numba.core.dispatcher import Dispatcher
@@ -69,6 +69,10 @@ Attributes:
     max_score: a score that ends the search when reached (``1e300`` for none).
 """
 
+# Game's two fields as the collaborators take them (see its docstring).
+Slots: TypeAlias = "np.ndarray | EnvStates"
+Scratch: TypeAlias = "np.ndarray | None"
+
 # -- the collaborators: declared here, replaced by a binding ---------------------------------------
 
 
@@ -79,25 +83,31 @@ def _unbound(name: str) -> None:
     )
 
 
-def copy_state(states: Any, dst: int, src: int) -> None:
+def copy_state(states: Slots, dst: int, src: int) -> None:
     """Makes slot ``dst`` a copy of slot ``src``."""
     _unbound("copy_state")
 
 
-def legal(states: Any, i: int, ws: Any, out: np.ndarray) -> int:
+def legal(states: Slots, i: int, ws: Scratch, out: np.ndarray) -> int:
     """Writes the legal actions of slot ``i``, sorted, into ``out[:n]``; returns ``n``."""
     _unbound("legal")
     return 0
 
 
-def play(states: Any, i: int, action: int, ws: Any) -> float:
+def play(states: Slots, i: int, action: int, ws: Scratch) -> float:
     """Plays a legal ``action`` in slot ``i``; returns its reward."""
     _unbound("play")
     return 0.0
 
 
 def playout(
-    states: Any, i: int, policy: Any, rng: np.ndarray, ws: Any, seq: np.ndarray, start: int
+    states: Slots,
+    i: int,
+    policy: int | PolicyFactory,
+    rng: np.ndarray,
+    ws: Scratch,
+    seq: np.ndarray,
+    start: int,
 ) -> int:
     """Plays slot ``i`` to the end with ``policy``, writing the actions to ``seq[start:]``;
     returns how many."""
@@ -105,49 +115,49 @@ def playout(
     return 0
 
 
-def score(states: Any, i: int) -> float:
+def score(states: Slots, i: int) -> float:
     """The cumulative score of slot ``i`` (one-player games)."""
     _unbound("score")
     return 0.0
 
 
-def player(states: Any, i: int) -> int:
+def player(states: Slots, i: int) -> int:
     """The player to move in slot ``i`` (two-player games; 0 otherwise)."""
     _unbound("player")
     return 0
 
 
-def returns(states: Any, i: int) -> float:
+def returns(states: Slots, i: int) -> float:
     """At the end of a two-player game in slot ``i``: +1 player 0 won, -1 player 1 won, 0 draw."""
     _unbound("returns")
     return 0.0
 
 
-def legal_codes(states: Any, i: int, ws: Any, out: np.ndarray, codes: np.ndarray) -> int:
+def legal_codes(states: Slots, i: int, ws: Scratch, out: np.ndarray, codes: np.ndarray) -> int:
     """``legal``, also writing each action's move code (NRPA's policy key) into ``codes[:n]``."""
     _unbound("legal_codes")
     return 0
 
 
-def select(states: Any, i: int, moves: np.ndarray, codes: np.ndarray, n: int, key: int) -> int:
+def select(states: Slots, i: int, moves: np.ndarray, codes: np.ndarray, n: int, key: int) -> int:
     """The game's selective move filter (:attr:`Kernel.select`): keeps ``m <= n`` moves and
     their codes in place; returns ``m``. ``key < 0`` keeps them all."""
     _unbound("select")
     return n
 
 
-def bias(states: Any, i: int, ws: Any, moves: np.ndarray, n: int, out: np.ndarray) -> None:
+def bias(states: Slots, i: int, ws: Scratch, moves: np.ndarray, n: int, out: np.ndarray) -> None:
     """Writes the game's heuristic value of each of the ``n`` legal ``moves`` of slot ``i`` into
     ``out[:n]`` (:attr:`Kernel.bias`; GNRPA's bias, before its weight); zeros without one."""
     _unbound("bias")
 
 
-def compute_prior(states: Any, i: int, actions: np.ndarray, n: int, out: np.ndarray) -> None:
+def compute_prior(states: Slots, i: int, actions: np.ndarray, n: int, out: np.ndarray) -> None:
     """Writes a prior probability for each of the ``n`` legal ``actions`` of slot ``i``."""
     _unbound("compute_prior")
 
 
-def observe(states: Any, i: int, out: np.ndarray) -> None:
+def observe(states: Slots, i: int, out: np.ndarray) -> None:
     """Writes the observation of slot ``i`` into ``out`` (the kernel's ``observe``; compiled
     binding only: the batched PUCT's leaves)."""
     _unbound("observe")
@@ -232,7 +242,7 @@ def no_returns(states, i):
     return 0.0
 
 
-def compiled_ops(kernel: Kernel) -> Mapping[str, Any]:
+def compiled_ops(kernel: Kernel) -> Mapping[str, Any]:  # Any: see _ops
     """The numba bindings of every collaborator for ``kernel``, instances of the templates above
     over its table (:attr:`Kernel.bindings <mc_envs.kernel.Kernel.bindings>`).
 
@@ -244,8 +254,8 @@ def compiled_ops(kernel: Kernel) -> Mapping[str, Any]:
 
 @functools.cache
 def _ops(name: str, table: KernelBindings) -> Mapping[str, Any]:
-    # A function of its arguments alone, remembered because a search asks for it at every call
-    # (instantiate's memo would give the same instances after 11 look-ups: 25 us).
+    # Remembered: a search asks at every call (instantiate's memo: 11 look-ups, 25 us). Any:
+    # spread as instantiate's bindings, whose values mypy would check against its bool options.
     bind = table._asdict()
     two = table.TWO_PLAYER
     return types.MappingProxyType(
@@ -266,7 +276,7 @@ def _ops(name: str, table: KernelBindings) -> Mapping[str, Any]:
     )
 
 
-def prior_op(kernel: Kernel, name: str, fn: Any = None) -> Any:
+def prior_op(kernel: Kernel, name: str, fn: Callable[..., object] | None = None) -> Dispatcher:
     """The ``compute_prior`` binding of a compiled prior: ``fn``, or the kernel's prior ``name``."""
     return instantiate(
         _prior, f"{kernel.name}_{name}", inline=True, k_prior=fn or kernel.priors[name]
@@ -296,7 +306,7 @@ class EnvStates:
         self.live = 0  # the slot the env currently holds
         self.dirty = False
 
-    def use(self, i: int) -> Any:
+    def use(self, i: int) -> PlanningEnv:
         """The working env, holding slot ``i``."""
         if i != self.live:
             if self.dirty:
@@ -333,13 +343,13 @@ def _py_copy_state(states: EnvStates, dst: int, src: int) -> None:
     states.copy(dst, src)
 
 
-def _py_legal(states: EnvStates, i: int, ws: Any, out: np.ndarray) -> int:
+def _py_legal(states: EnvStates, i: int, ws: None, out: np.ndarray) -> int:
     actions = states.use(i).legal_actions()
     out[: len(actions)] = actions
     return len(actions)
 
 
-def _py_play(states: EnvStates, i: int, action: int, ws: Any) -> float:
+def _py_play(states: EnvStates, i: int, action: int, ws: None) -> float:
     env = states.use(i)
     move = getattr(env, "play_move", None)  # a built-in env's: the move without an observation
     if move is not None:
@@ -361,7 +371,7 @@ def _py_score(states: EnvStates, i: int) -> float:
     return float(states.use(i).score)
 
 
-def _py_legal_codes(states: EnvStates, i: int, ws: Any, out: np.ndarray, codes: np.ndarray) -> int:
+def _py_legal_codes(states: EnvStates, i: int, ws: None, out: np.ndarray, codes: np.ndarray) -> int:
     env = states.use(i)
     listed = getattr(env, "legal_codes", None)  # a built-in env's: one kernel call
     if listed is not None:
@@ -379,7 +389,7 @@ def _py_select(states: EnvStates, i: int, moves, codes, n: int, key: int) -> int
     return int(states.use(i).select_moves(moves, codes, n, key))
 
 
-def _py_bias(states: EnvStates, i: int, ws: Any, moves, n: int, out) -> None:
+def _py_bias(states: EnvStates, i: int, ws: None, moves, n: int, out) -> None:
     env = states.use(i)
     move_bias = getattr(env, "move_bias", None)
     if move_bias is None:
@@ -420,7 +430,13 @@ GENERIC_OPS = {
 }
 
 
-def bind_generic(template: Any, *, plain: bool = False, keep: tuple = (), **bindings: Any) -> Any:
+def bind_generic(
+    template: Callable[..., object],
+    *,
+    plain: bool = False,
+    keep: tuple = (),
+    **bindings: object,
+) -> types.FunctionType:
     """The template as a plain Python function over :data:`GENERIC_OPS` (and ``bindings``).
 
     ``plain``: the compiled helpers it calls (``record``, a policy table's updates ...) run as
@@ -428,6 +444,8 @@ def bind_generic(template: Any, *, plain: bool = False, keep: tuple = (), **bind
     a cold numba cache (:mod:`mc_envs.agents.compile_ahead`), except those in ``keep`` (its
     per-step helpers, worth compiling when they can be).
     """
+    if not isinstance(template, types.FunctionType):
+        raise TypeError(f"bind_generic takes a plain function, got {template!r}")
     namespace = dict(template.__globals__)
     namespace.update(GENERIC_OPS)
     if plain:
@@ -438,17 +456,18 @@ def bind_generic(template: Any, *, plain: bool = False, keep: tuple = (), **bind
     return fn
 
 
-_PLAIN: dict[Any, Any] = {}  # a numba function -> its plain Python twin (module-level: made once)
+# A numba function -> its plain Python twin (module-level: made once).
+_PLAIN: dict[Dispatcher, Callable[..., Any]] = {}
 
 
-def _unjit(namespace: dict[str, Any], keep: tuple = ()) -> None:
+def _unjit(namespace: dict[str, object], keep: tuple = ()) -> None:
     # the numba functions of a namespace as plain Python, and the ones they call, all the way down
     for name, value in list(namespace.items()):
         if isinstance(value, Dispatcher) and value not in keep:
             namespace[name] = plain_python(value)
 
 
-def plain_python(fn: Dispatcher) -> Any:
+def plain_python(fn: Dispatcher) -> Callable[..., Any]:  # Any: as the dispatcher's own call
     """``fn``'s Python code, its numba callees plain Python too, all the way down (made once)."""
     done = _PLAIN.get(fn)
     if done is not None:

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from mc_envs.agents.base import (
     NO_LIMIT,
     Best,
     Budget,
+    ResultFields,
     SearchResult,
     Slot,
     StopCode,
@@ -51,6 +52,8 @@ from mc_envs.core import unwrap
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from numba.core.registry import CPUDispatcher
+    from typing_extensions import Unpack
 
     from mc_envs.agents.checkpoint import Checker
     from mc_envs.state import State
@@ -72,16 +75,20 @@ class Program(Protocol):
     """
 
     algo: str
-    params: dict[str, Any]
+    params: dict[str, object]
     fast: bool
-    steps: tuple[Any, ...]
+
+    @property
+    def steps(self) -> tuple[CPUDispatcher, ...]:
+        """See above; an attribute or a property."""
+        ...
 
     @property
     def ahead(self) -> ParallelAgent:
         """The agent a child process searches (see above); an attribute or a property."""
         ...
 
-    def entries(self) -> list[Any]:
+    def entries(self) -> list[CPUDispatcher]:
         """The compiled path's numba dispatchers (what a cold cache lacks)."""
         ...
 
@@ -95,7 +102,7 @@ class Program(Protocol):
         On the compiled path a first call with the stop flag up compiles it (or loads it from the
         cache) before the clock starts."""
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, object]:
         """The checkpoint's ``search`` part: JSON-ready data of everything that decides the future.
 
         Raises:
@@ -103,7 +110,7 @@ class Program(Protocol):
         """
         ...
 
-    def load(self, data: dict[str, Any], check: Checker) -> None:
+    def load(self, data: dict[str, object], check: Checker) -> None:
         """Restores :meth:`dump`'s data after checking every value (``check`` is a
         :class:`mc_envs.agents.checkpoint.Checker`); raises ValueError naming the field."""
 
@@ -175,7 +182,7 @@ class Runner:
 
     # -- checkpoints ------------------------------------------------------------------------------
 
-    def dump(self, program: Program) -> dict[str, Any]:
+    def dump(self, program: Program) -> dict[str, object]:
         """The whole checkpoint of the search (see :mod:`mc_envs.agents.checkpoint`)."""
         from mc_envs.agents.checkpoint import FILE_VERSION, FORMAT, state_fingerprint
 
@@ -194,7 +201,7 @@ class Runner:
             "search": program.dump(),
         }
 
-    def load(self, program: Program, data: dict[str, Any], path: str) -> None:
+    def load(self, program: Program, data: dict[str, object], path: str) -> None:
         """Resumes from a checkpoint read from ``path``, every value checked first."""
         from mc_envs.agents.checkpoint import Checker, check_checkpoint, saved_seconds
 
@@ -349,7 +356,11 @@ class Runner:
         return why
 
     def result(
-        self, why: str, seconds: float, answer: tuple[float, list[int]] | None = None, **fields: Any
+        self,
+        why: str,
+        seconds: float,
+        answer: tuple[float, list[int]] | None = None,
+        **fields: Unpack[ResultFields],
     ) -> SearchResult:
         """The result: ``answer`` (score, actions) or the best sequence seen, the counters, and
         ``fields`` (other :class:`~mc_envs.agents.base.SearchResult` attributes)."""
@@ -388,13 +399,15 @@ class Ran(Generic[P]):
     why: StopReason
     seconds: float
 
-    def result(self, answer: tuple[float, list[int]] | None = None, **fields: Any) -> SearchResult:
+    def result(
+        self, answer: tuple[float, list[int]] | None = None, **fields: Unpack[ResultFields]
+    ) -> SearchResult:
         """The search's result (see :meth:`Runner.result`)."""
         return self.runner.result(self.why, self.seconds, answer, **fields)
 
 
 def run(
-    program: Callable[[Any, Runner], P],
+    program: Callable[[gym.Env, Runner], P],
     env: gym.Env,
     budget: Budget,
     *,

@@ -266,4 +266,4 @@ def legal(state: np.ndarray, ws: np.ndarray, out: np.ndarray) -> int:
 
 # The superko test, a sixth of the legal moves' compiling: compiled first by the process that
 # compiles the move (see mc_envs.interpret) while the other compiles the move's scoring.
-parts(legal, (_repeats, types.int64[::1], *[types.int64] * 5))
+parts(legal, (_repeats, types.int64[::1], *(types.int64,) * 5))

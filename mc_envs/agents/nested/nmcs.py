@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mc_envs._numba import instantiate
+from mc_envs._numba import Dispatcher, instantiate
 from mc_envs.agents.base import NEG_INF, SearchResult, Slot, StopCode
 from mc_envs.agents.common import count_playout, record
 from mc_envs.agents.nested.nmcs_parallel import moves_search
@@ -44,10 +44,12 @@ from mc_envs.rng import plain_rng_state, rng_below
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from numba.core.registry import CPUDispatcher
 
     from mc_envs.agents.checkpoint import Checker
     from mc_envs.agents.nested.nmcs_parallel import Moving
     from mc_envs.core import PolicyFactory
+    from mc_envs.kernel import Kernel
 
 # A level's resumable state, one row per level: frames[level, F_*] (int64) and scores[level, S_*].
 F_ACTIVE, F_PLAYED, F_NEXT, F_TIES, F_STEP_MOVE, F_STEP_TIES = range(6)
@@ -233,7 +235,7 @@ _generic = bind_generic(_iterate, _nmcs=bind_generic(_nmcs))
 _plain = bind_generic(_iterate, plain=True, _nmcs=bind_generic(_nmcs, plain=True))
 
 
-def compiled_entry(kernel: Any) -> Callable:
+def compiled_entry(kernel: Kernel) -> Dispatcher:
     """The compiled NMCS of a kernel (made once): one entry point serves every level (the
     search's first argument)."""
     ops = compiled_ops(kernel)
@@ -315,7 +317,8 @@ class _Program:
     """One NMCS search over one env: its arrays and entry point, for :class:`Runner`."""
 
     algo = "nmcs"
-    steps = ()
+    steps: tuple[CPUDispatcher, ...] = ()
+    fn: Callable[..., None]  # the compiled entry point or the generic search
 
     def __init__(self, agent: NMCS, env: gym.Env, runner: Runner) -> None:
         self.agent, self.runner = agent, runner
@@ -345,7 +348,7 @@ class _Program:
         )
         self.rng = plain_rng_state(agent.seed)
 
-    def entries(self) -> list[Any]:
+    def entries(self) -> list[CPUDispatcher]:
         """The compiled entry points (for :mod:`mc_envs.agents.compile_ahead`)."""
         return [compiled_entry(self.base.kernel)]
 
@@ -382,7 +385,7 @@ class _Program:
             return float(self.a.run_best[0]), self.a.seqs[top, : self.a.lens[top]].tolist()
         return None
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, object]:
         a = self.a
         return {
             "frames": a.frames.tolist(),
@@ -394,7 +397,7 @@ class _Program:
             "run_best": float(a.run_best[0]),
         }
 
-    def load(self, data: dict[str, Any], check: Checker) -> None:
+    def load(self, data: dict[str, object], check: Checker) -> None:
         a, slots = self.a, len(self.a.frames)
         max_moves, max_actions = self.runner.max_moves, a.moves.shape[1]
         frames = data.get("frames")

@@ -18,8 +18,8 @@ agent and its program for the :class:`~mc_envs.agents.runner.Runner` (budgets, c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from mc_envs.core import IllegalActionError, strict, unwrap
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from numba.core.registry import CPUDispatcher
 
     from mc_envs.agents.checkpoint import Checker
     from mc_envs.agents.nested.nrpa_distributed import Distributing
@@ -186,6 +187,8 @@ class _Program:
 
     algo = "nrpa"
     steps = STEPS
+    fn: Callable[..., None]  # compiled entry points or their generic twins
+    adapt_fn: Callable[..., None]
 
     def __init__(self, agent: NRPA, env: gym.Env, runner: Runner) -> None:
         self.agent, self.runner = agent, runner
@@ -216,7 +219,7 @@ class _Program:
         if v.warm_start is not None:
             self._warm(base, v.warm_start)
 
-    def entries(self) -> list[Any]:
+    def entries(self) -> list[CPUDispatcher]:
         """The compiled entry points (for :mod:`mc_envs.agents.compile_ahead`)."""
         return list(compiled_entry(self.base.kernel))
 
@@ -270,10 +273,10 @@ class _Program:
         s = self.s
         self.adapt_fn(row, self.g, s.a, s.pol, s.log, self.k)
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, object]:
         return self.s.dump()
 
-    def load(self, data: dict[str, Any], check: Checker) -> None:
+    def load(self, data: dict[str, object], check: Checker) -> None:
         self.s.load(data, check, self.agent.iterations)
 
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from mc_envs._numba import instantiate, njit
+from mc_envs._numba import Dispatcher, instantiate, njit
 from mc_envs.agents.base import NEG_INF, Slot, StopCode
 from mc_envs.agents.common import count_playout, record
 from mc_envs.agents.ops import (
@@ -39,6 +39,9 @@ from mc_envs.agents.ops import (
     select,
 )
 from mc_envs.rng import rng_uniform
+
+if TYPE_CHECKING:
+    from mc_envs.kernel import Kernel
 
 PRIME = 524_287  # policy table size (2**19 - 1): codes are reduced modulo this prime
 # (a global, so that the compiled search divides by a constant: ~10% more rollouts a second)
@@ -438,7 +441,7 @@ QUICK = _generic_entry(True, STEPS)
 """The stand-in with :data:`STEPS` compiled (compiling them, 1 to 2 s, when the cache lacks them)."""
 
 
-def compiled_entry(kernel: Any) -> tuple[Callable, Callable]:
+def compiled_entry(kernel: Kernel) -> tuple[Dispatcher, Dispatcher]:
     """The compiled NRPA of a kernel, and its compiled adaptation (made once:
     :func:`~mc_envs._numba.instantiate`'s memo). One entry point serves every level (the
     search's first argument)."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from mc_envs._numba import is_cached
+from mc_envs._numba import Interpretable, is_cached
 from mc_envs.agents.base import NEG_INF, Budget, Searcher, SearchResult, Slot, StopReason
 from mc_envs.agents.nested.nrpa_core import clear_policy
 from mc_envs.agents.parallel.master import Master
@@ -125,7 +125,7 @@ def distributed_search(agent: Distributing, env: gym.Env, budget: Budget) -> Sea
     base = unwrap(env)
     runner = Runner(base, Budget(playouts=budget.playouts))
     top = agent.program(base, runner)  # the top level's policy and adaptation
-    if top.fast and not is_cached(top.adapt_fn):
+    if top.fast and isinstance(top.adapt_fn, Interpretable) and not is_cached(top.adapt_fn):
         top.bind(False, plain=True)  # a cold cache: adapt in Python rather than compile here
     try:
         with Master(agent, env, budget) as m:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 CODES = ("game", "action")
 
@@ -59,9 +58,9 @@ class Variants:
                 raise ValueError("NRPA warm_start must hold non-negative int actions")
             object.__setattr__(self, "warm_start", tuple(int(a) for a in seq))
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> dict[str, object]:
         """The options that differ from plain NRPA (for records and checkpoints)."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for name, default in (
             ("tau", 1.0),
             ("bias", 0.0),

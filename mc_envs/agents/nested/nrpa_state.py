@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -73,7 +73,7 @@ class SearchState:
         idx = self.pol.used[row, : self.pol.nused[row]]
         return {"index": idx.tolist(), "weight": self.pol.w[row, idx].tolist()}
 
-    def set_policy(self, row: int, policy: dict[str, Any]) -> None:
+    def set_policy(self, row: int, policy: dict[str, object]) -> None:
         """Loads a policy row written by :meth:`policy` (indices already checked)."""
         p = self.pol
         clear_policy(p.w, p.mark, p.used, p.nused, row)
@@ -83,7 +83,7 @@ class SearchState:
         p.used[row, : len(idx)] = idx
         p.nused[row] = len(idx)
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, object]:
         """JSON-ready data (lists, ints, floats) of everything that decides the search's future."""
         a = self.a
         return {
@@ -97,7 +97,7 @@ class SearchState:
             "policies": [self.policy(row) for row in range(self.level + 1)],
         }
 
-    def load(self, data: dict[str, Any], check: Checker, n_iter: int) -> None:
+    def load(self, data: dict[str, object], check: Checker, n_iter: int) -> None:
         """Restores what :meth:`dump` wrote, after checking every value with ``check`` (an
         :class:`mc_envs.agents.checkpoint.Checker`): every sequence a resumed search replays must be legal
         from the searched state."""
