@@ -1,8 +1,10 @@
 """The planning-env contract as a type: :class:`PlanningContract` (described in :mod:`mc_envs.core`),
-and :class:`Drawn`, what the front end uses of a built-in env beside it."""
+:class:`Drawn`, what the front end uses of a built-in env beside it, and :class:`Session`, what a
+Go record's save reads of the play window's game."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, SupportsFloat
 
 import gymnasium as gym
@@ -63,8 +65,8 @@ class PlanningContract(Protocol):
         """Gymnasium's ``reset``."""
         ...
 
-    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        """Gymnasium's ``step``."""
+    def step(self, action: int) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Gymnasium's ``step`` of an action of the action space (planners pass an int)."""
         ...
 
 
@@ -90,3 +92,20 @@ class Drawn(PlanningContract, Protocol):
     def action_to_string(self, action: int) -> str:
         """A move as the game writes it."""
         ...
+
+
+class Session(Protocol):
+    """What :func:`mc_envs.go_sgf.save_session` reads of the play window's game
+    (:class:`mc_envs.render.play.PlaySession`): its env, whether the game is over, the moves
+    played, the states before each (``undo_stack``) and the person's side."""
+
+    @property
+    def env(self) -> PlanningContract: ...
+    @property
+    def over(self) -> bool: ...
+    @property
+    def moves(self) -> int: ...
+    @property
+    def undo_stack(self) -> Sequence[State]: ...
+    @property
+    def human_player(self) -> int: ...

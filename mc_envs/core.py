@@ -47,7 +47,7 @@ class IllegalActionError(ValueError):
         move: the action in the game's notation (``env.action_to_string``), when known.
     """
 
-    def __init__(self, action: Any, reason: str, move: str | None = None) -> None:
+    def __init__(self, action: object, reason: str, move: str | None = None) -> None:
         where = f" ({move})" if move else ""
         super().__init__(f"illegal action {action!r}{where}: {reason}")
         self.action = action
@@ -157,7 +157,7 @@ class PlanningEnv(SearchHooks, gym.Env[np.ndarray, np.int64]):
 
     game: ClassVar[str] = "abstract"
     default_policy: ClassVar[str] = "random"
-    nrpa_variants: ClassVar[dict[str, Any]] = {}
+    nrpa_variants: ClassVar[dict[str, object]] = {}
     nrpa_portfolio: ClassVar[tuple[str, ...]] = ()
     nrpa_race: tuple[str, ...] = ()
     illegal_reward: ClassVar[float] = 0.0
@@ -172,7 +172,7 @@ class PlanningEnv(SearchHooks, gym.Env[np.ndarray, np.int64]):
     _render_surface: object
     max_score: float | None = None
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         # Gymnasium 1.x reads how vector envs autoreset from the metadata: the next step() after
         # the end of an episode resets (the default of gym.make_vec's sync and async envs).
@@ -296,13 +296,13 @@ class PlanningEnv(SearchHooks, gym.Env[np.ndarray, np.int64]):
         each call: the caller may keep or change it)."""
         return self._legal_mask().copy()
 
-    def _action_index(self, action: Any) -> int:
+    def _action_index(self, action: object) -> int:
         """The action as an int of the action space; raises :class:`IllegalActionError` if not."""
         if isinstance(action, (int, np.integer)):  # exact: nothing to check
             a = int(action)
         else:
             try:
-                a = int(action)
+                a = int(action)  # type: ignore[call-overload]  # what int() refuses is caught
             except (TypeError, ValueError):
                 raise IllegalActionError(action, "not an integer action") from None
             if a != action:
@@ -319,7 +319,7 @@ class PlanningEnv(SearchHooks, gym.Env[np.ndarray, np.int64]):
             return "the game is over"
         return self._why_illegal(a)
 
-    def _check_action(self, action: Any) -> int:
+    def _check_action(self, action: object) -> int:
         """The action as an int if it is legal; raises :class:`IllegalActionError` otherwise."""
         a = self._action_index(action)
         reason = self._illegal_reason(a)
@@ -342,7 +342,7 @@ class PlanningEnv(SearchHooks, gym.Env[np.ndarray, np.int64]):
         reward = 0.0 if over else float(self.illegal_reward)
         return self._observation(), reward, True, False, info
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: object) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Plays one action; an illegal one is handled by the ``illegal_action`` policy.
 
         Raises:

@@ -29,7 +29,7 @@ import pickle
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from mc_envs.wishes import CALLED, ENV, Child
 if TYPE_CHECKING:
     from mc_envs.core import PlanningEnv
 
+Stage = Callable[["PlanningEnv", np.ndarray], None]  # what compiles some kernels: (env, legal)
 EPISODES, STEPS = 2, 400  # what the child plays: enough to reach every kernel a step calls
 WAIT, POLL = 30.0, 0.05  # seconds: the longest wait for the parent's kernels, between two looks
 
@@ -102,7 +103,7 @@ def exercise(env: PlanningEnv, wishes: Child | None = None) -> None:
     env.reset(seed=0)
 
 
-def _drop(todo: dict[str, Any], stage: Any) -> list[str]:
+def _drop(todo: dict[str, Stage], stage: Stage) -> list[str]:
     """Takes ``stage`` out of ``todo`` under each of its names; returns them."""
     names = [name for name, value in todo.items() if value is stage]
     for name in names:
@@ -120,13 +121,13 @@ def _costly(env: PlanningEnv, name: str) -> bool:
     return any(getattr(env.kernel, field) in reach(playout) for field in CALLED)
 
 
-def _kernels(env: PlanningEnv, names: set[str]) -> list[Any]:
+def _kernels(env: PlanningEnv, names: set[str]) -> list[Callable[..., object]]:
     """The env's kernels of these :class:`~mc_envs.kernel.Kernel` fields (those it has)."""
     kernels = (getattr(env.kernel, name, None) for name in names)
     return [k for k in kernels if k is not None]
 
 
-def _pending(env: PlanningEnv, taken: set[str]) -> list[Any]:
+def _pending(env: PlanningEnv, taken: set[str]) -> list[Callable[..., object]]:
     """The kernels the parent compiles itself (``taken``) that the playout calls and the cache
     lacks yet (Go's ``play``; Morpion's playout makes its moves without ``play``)."""
     called = reach(env.kernel.playout)
@@ -206,7 +207,7 @@ def _playout(env: PlanningEnv, legal: np.ndarray) -> None:
 # A stage under each name its parent may wish for (the Kernel's fields), in the order that serves
 # what every search calls first (the legal moves, the move), then the rest of a step (the
 # observation), then what some searches call.
-STAGES: dict[str, Callable[[Any, np.ndarray], None]] = {
+STAGES: dict[str, Stage] = {
     "legal": _legal,
     "score": _legal,
     "play": _play,

@@ -30,13 +30,14 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Protocol, SupportsFloat, cast
 
 from mc_envs.records import Verdict, write_atomic
 
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.contract import Session
     from mc_envs.envs.go import GoEnv
     from mc_envs.state import State
 
@@ -177,7 +178,7 @@ def save_game(
 
 def save_session(
     path: str | os.PathLike,
-    session: Any,
+    session: Session,
     vs: str | None,
     saved: State | None = None,
     final: bool = False,
@@ -188,8 +189,8 @@ def save_session(
     ``vs``."""
     from mc_envs.games.go_layout import LAST
 
-    env = session.env
-    now = env.clone_state()
+    env = session.env.unwrapped  # (the env itself: the session's is unwrapped)
+    now = session.env.clone_state()
     if now == saved or not (session.over or (final and session.moves)):
         return saved
     states = [*session.undo_stack[1:], now] if session.undo_stack else []
@@ -268,14 +269,24 @@ def parse_sgf(data: bytes, name: str = "<sgf>") -> GoRecord:
     )
 
 
+class _Node(Protocol):
+    """What is read of an sgfmill node (sgfmill has no types): ``get`` reads a value as its
+    property's type says (KM a float), ``get_move`` the colour and (row, col) from the bottom."""
+
+    def has_property(self, identifier: str) -> bool: ...
+    def get_raw_list(self, identifier: str) -> list[bytes]: ...
+    def get(self, identifier: str) -> object: ...
+    def get_move(self) -> tuple[str | None, tuple[int, int] | None]: ...
+
+
 class _Faults:
     """The errors of one SGF file, each naming the node and quoting the property at fault; and its
     root's text properties, read."""
 
-    def __init__(self, name: str, root: Any) -> None:
+    def __init__(self, name: str, root: dict[str, list[bytes]]) -> None:
         self.name = name
         self.root = root  # the root node's raw properties
-        self.nodes: list[Any] = []  # the main sequence, once read
+        self.nodes: list[_Node] = []  # the main sequence, once read
 
     def __call__(self, node: int, prop: str, why: str) -> SgfError:
         raw = b"][".join(self._raw(node, prop)).decode("utf-8", "replace")[:40]
@@ -354,9 +365,9 @@ def _moves(fault: _Faults, size: int) -> tuple[list[int], list[int], list[int]]:
     return actions, colours, where
 
 
-def _komi(root: Any, fault: Any) -> float:
+def _komi(root: _Node, fault: _Faults) -> float:
     try:
-        komi = float(root.get("KM")) if root.has_property("KM") else 0.0
+        komi = float(cast(SupportsFloat, root.get("KM"))) if root.has_property("KM") else 0.0
     except (ValueError, LookupError):
         raise fault(0, "KM", "not a number") from None
     if not abs(komi) <= 1000 or komi * 2 != round(komi * 2):  # nan and inf fail the first

@@ -8,7 +8,8 @@ import importlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, NamedTuple
+from types import ModuleType
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
@@ -111,7 +112,7 @@ class Kernel:
     @classmethod
     def from_module(
         cls,
-        module: Any,
+        module: ModuleType,
         *,
         name: str,
         max_moves: int,
@@ -157,7 +158,7 @@ class _Global(NamedTuple):
     name: str
 
 
-def _by_name(value: Any) -> Any:
+def _by_name(value: object) -> object:
     if isinstance(value, dict):  # priors, knowledge: each function by name too
         return {key: _by_name(v) for key, v in value.items()}
     module, name = getattr(value, "__module__", None), getattr(value, "__name__", None)
@@ -166,7 +167,7 @@ def _by_name(value: Any) -> Any:
     return value
 
 
-def _global(value: Any) -> Any:
+def _global(value: object) -> object:
     if isinstance(value, dict):
         return {key: _global(v) for key, v in value.items()}
     if isinstance(value, _Global):
@@ -174,8 +175,9 @@ def _global(value: Any) -> Any:
     return value
 
 
-def _rebuild(items: tuple) -> Kernel:
-    return Kernel(**{key: _global(v) for key, v in items})
+def _rebuild(items: tuple[tuple[str, object], ...]) -> Kernel:
+    values: dict[str, Any] = {key: _global(v) for key, v in items}  # Kernel's fields, as pickled
+    return Kernel(**values)
 
 
 # -- the kernel-binding table ------------------------------------------------------------------
@@ -227,7 +229,7 @@ def _table(kernel: Kernel) -> KernelBindings:
     )
 
 
-def _unbound(*args: Any) -> Any:
+def _unbound(*args: object) -> NoReturn:
     raise NotImplementedError(
         "a kernel function of a compiled template: bound per game by mc_envs._numba.instantiate "
         "with mc_envs.kernel.Kernel.bindings"

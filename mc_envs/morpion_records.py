@@ -26,7 +26,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -67,7 +66,7 @@ class MorpionRecord:
 
     variant: str | None
     moves: list[MorpionMove]
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)  # the record's other JSON fields
 
 
 def shipped_record(name: str) -> Path:
@@ -133,12 +132,12 @@ def read_msr(path: str | os.PathLike) -> MorpionRecord:
 
 
 def write_msr(
-    path: str | os.PathLike, variant: str, moves: Sequence[MorpionMove], **meta: Any
+    path: str | os.PathLike, variant: str, moves: Sequence[MorpionMove], **meta: object
 ) -> None:
     """Writes an MSR JSON record atomically; ``meta`` adds fields (author, description ...)."""
     if variant not in rules.VARIANTS:
         raise ValueError(f"variant must be '5D' or '5T', got {variant!r}")
-    doc: dict[str, Any] = {"version": "0.1", "variant": variant, "score": len(moves)}
+    doc: dict[str, object] = {"version": "0.1", "variant": variant, "score": len(moves)}
     doc.update(meta)
     doc["moves"] = [{"x": m.x, "y": m.y, "dir": m.dir, "pos": m.pos} for m in moves]
     write_atomic(path, json.dumps(doc, indent=2) + "\n")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -123,7 +123,7 @@ class GoEnv(TwoPlayerEnv):
     """
 
     game = "Go"
-    rules: Any
+    rules: GoRules
     symmetry = "dihedral"
 
     def __init__(
@@ -144,7 +144,7 @@ class GoEnv(TwoPlayerEnv):
         n = self.size
         self.observation_space = spaces.Box(0, 1, (2 * self.history + 1, n, n), dtype=np.int8)
 
-    def step(self, action: Any):
+    def step(self, action: object):
         """Plays ``action`` (and the opponent's answer, if there is one), as
         :meth:`TwoPlayerEnv.step`; a game stopped at the move cap is truncated (the class
         docstring's Episode End).

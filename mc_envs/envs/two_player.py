@@ -3,16 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, cast
+from typing import ClassVar, Protocol, cast
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from mc_envs import opponents
-from mc_envs.core import PlanningEnv
+from mc_envs.core import Kernel, PlanningEnv
 
 Opponent = Callable[[gym.Env], int]  # the move of the side the env plays itself
+
+
+class Rules(Protocol):
+    """What a two-player env reads of its game's rules: a game module
+    (:mod:`mc_envs.games.tictactoe`, :mod:`mc_envs.games.connect_four`) or Go's rules for one
+    config (:class:`mc_envs.envs.go.GoRules`); ``PLAYER``, ``OVER`` and ``RESULT`` index the
+    state's header (:mod:`mc_envs.games.two_player`)."""
+
+    KERNEL: Kernel
+    ROWS: int
+    COLS: int
+    PLAYER: int
+    OVER: int
+    RESULT: int
+
+    def new_state(self) -> np.ndarray: ...
+    def check_state(self, data: np.ndarray, config: tuple = ()) -> None: ...
+    def board_of(self, state: np.ndarray) -> np.ndarray: ...
+    def format_board(self, state: np.ndarray) -> str: ...
+    def action_to_string(self, state: np.ndarray, action: int) -> str: ...
 
 
 def two_player_doc(
@@ -73,7 +93,7 @@ class TwoPlayerEnv(PlanningEnv):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 2}
-    rules: Any  # the game's rules module (a class attribute), or Go's rules for one config
+    rules: Rules  # the game's rules module (a class attribute), or Go's rules for one config
     illegal_reward: ClassVar[float] = -1.0
     #: The board's symmetries that keep the rules: "mirror" (left-right) or "dihedral" (all 8).
     symmetry: ClassVar[str] = "mirror"
@@ -154,7 +174,7 @@ class TwoPlayerEnv(PlanningEnv):
         """The move as its cell (Tic-Tac-Toe ``"r1c1"``) or column (Connect Four ``"col 3"``)."""
         return self.rules.action_to_string(self._state, action)
 
-    def step(self, action: Any):
+    def step(self, action: object):
         """Plays ``action`` for the player to move (and the opponent's answer, if there is one).
 
         Raises:

@@ -141,7 +141,7 @@ class TwoPlayerAEC(AECEnv):
             mask[base.legal_actions()] = 1
         return {"observation": planes, "action_mask": mask}
 
-    def step(self, action: Any) -> None:
+    def step(self, action: object) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import mc_envs.render.draw as controls
 from mc_envs.render._pygame import require_pygame
@@ -49,7 +49,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
 )
 
 
-def make_env(game: str, **kwargs: Any) -> Drawn:
+def make_env(game: str, **kwargs: object) -> Drawn:
     """The unwrapped env of a command-line game name (:data:`mc_envs.registry.GAMES`), with
     play's defaults (Sudoku: every cell can be filled, ``branching="all"``) overridden by
     ``kwargs``."""
@@ -114,7 +114,7 @@ class PlaySession:
         opponent_name: str | None = None,
         theme: Theme | None = None,
         hint_agent: Player | None = None,
-        env_factory: Callable[[], Any] | None = None,
+        env_factory: Callable[[], gym.Env | Drawn] | None = None,
         seed: int | None = 0,
     ) -> None:
         from mc_envs.render.theme import default_theme
@@ -237,18 +237,18 @@ class PlaySession:
     def _agent_env(self) -> Drawn:
         """A private copy of the env for an agent to search on (the window keeps drawing ours)."""
         if self.env_factory is not None:
-            copy = self.env_factory()
+            made = self.env_factory()
         else:
-            copy = object.__new__(type(self.env))
-            copy.__dict__.update(self.env.__dict__)
-            copy._render_window = None
-        copy = cast("Drawn", copy.unwrapped)
+            made = object.__new__(type(self.env))
+            made.__dict__.update(self.env.__dict__)
+            made._render_window = None
+        copy = cast("Drawn", made.unwrapped)
         copy.reset(seed=0)
         copy.restore_state(self.env.clone_state())
         return copy
 
-    def _start(self, kind: str, think: Callable[[Any], int]) -> None:
-        env = self._agent_env()
+    def _start(self, kind: str, think: Callable[[gym.Env], int]) -> None:
+        env = self._agent_env().unwrapped  # (itself: a gym.Env)
         box: list = []
 
         def run() -> None:

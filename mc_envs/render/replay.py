@@ -20,14 +20,14 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from mc_envs.render._pygame import require_pygame
 
 if TYPE_CHECKING:
-    from pygame import Surface
+    from pygame import Event, Surface
 
     from mc_envs.contract import Drawn
     from mc_envs.render.theme import Theme
@@ -352,7 +352,7 @@ class ReplayViewer:
     def _on_slider(self, pos: tuple[int, int]) -> bool:
         return pos[1] >= self.size()[1] - SLIDER_HEIGHT
 
-    def process(self, events: Iterable[Any], dt_ms: float = 0.0) -> int:
+    def process(self, events: Iterable[Event], dt_ms: float = 0.0) -> int:
         """Handles events and ``dt_ms`` of elapsed time; returns the current move index."""
         pg = self.pygame
         for event in events:

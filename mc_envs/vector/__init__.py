@@ -7,15 +7,18 @@ Stable-Baselines3's ``VecEnv`` (imported on first use: it needs the ``rl`` extra
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mc_envs.vector.env import PlanningVectorEnv
 from mc_envs.vector.state import VectorState
 
+if TYPE_CHECKING:
+    from mc_envs.vector.sb3 import SB3VecEnv
+
 __all__ = ["PlanningVectorEnv", "SB3VecEnv", "VectorState"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> type[SB3VecEnv]:
     if name == "SB3VecEnv":
         from mc_envs.vector.sb3 import SB3VecEnv
 

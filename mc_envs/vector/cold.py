@@ -21,14 +21,19 @@ import os
 import select
 import subprocess
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
 
 from mc_envs import interpret
 from mc_envs._numba import is_cached
-from mc_envs.vector.compiled import parallel_entry, serial_entry
+from mc_envs.vector.compiled import Buffers, parallel_entry, serial_entry
+
+if TYPE_CHECKING:
+    from numba.core.registry import CPUDispatcher
+
+    from mc_envs.kernel import Kernel
 
 INTERPRET_BELOW = 64  # sub-envs: a vector env of fewer steps as Python while it compiles
 MODULES = ("mc_envs.vector.",)  # whose kernels it interprets meanwhile
@@ -36,7 +41,11 @@ STEPS = 50  # what the child plays
 
 
 def stand_in(
-    vector_class: type, env_class: type, threads: int | None, kwargs: dict, entries: list
+    vector_class: type,
+    env_class: type,
+    threads: int | None,
+    kwargs: dict,
+    entries: list[CPUDispatcher],
 ) -> bool:
     """Whether a vector env of fewer than :data:`INTERPRET_BELOW` sub-envs goes on without
     compiling its entry points ``entries`` in this process: they are cached, or a child compiles
@@ -92,8 +101,8 @@ class Split:
         self,
         child: subprocess.Popen,
         fd: int,
-        mine: list[tuple[Any, tuple]],
-        entry: Any = None,
+        mine: list[tuple[CPUDispatcher, tuple]],
+        entry: CPUDispatcher | None = None,
         signature: tuple = (),
     ) -> None:
         self._child, self._fd, self._mine = child, fd, mine
@@ -116,7 +125,12 @@ class Split:
 
     @classmethod
     def start(
-        cls, kernel: Any, entry: Any, args: tuple, buffers: Any, recipe: tuple[int, bool]
+        cls,
+        kernel: Kernel,
+        entry: CPUDispatcher,
+        args: tuple,
+        buffers: Buffers,
+        recipe: tuple[int, bool],
     ) -> Split | None:
         """The split compilation of ``entry`` for a call with ``args`` (of which ``buffers``
         are the :class:`~mc_envs.vector.compiled.Buffers`), started; ``recipe``: the entry
@@ -175,7 +189,7 @@ class Split:
 
 
 def compile_kernels(
-    kernel: Any,
+    kernel: Kernel,
     jobs: list[tuple[str, tuple]],
     fd: int = -1,
     entry: tuple[int, bool, tuple] | None = None,
@@ -196,8 +210,7 @@ def compile_kernels(
         os.close(fd)
     if entry is not None:
         opponent, parallel, signature = entry
-        made: Any = (parallel_entry if parallel else serial_entry)(kernel, opponent)
-        made.compile(signature)
+        (parallel_entry if parallel else serial_entry)(kernel, opponent).compile(signature)
 
 
 def _say(fd: int, what: bytes) -> None:

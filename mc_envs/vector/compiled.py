@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import FunctionType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import prange, types
@@ -33,6 +33,9 @@ from mc_envs.kernel import (
     k_truncated,
 )
 from mc_envs.rng import rng_below, rng_next
+
+if TYPE_CHECKING:
+    from numba.core.registry import CPUDispatcher
 
 NO_OPPONENT, RANDOM_OPPONENT = 0, 1
 STEP, RESET, REFRESH = 0, 1, 2  # what a call of the batch entry points does (``op``)
@@ -258,7 +261,7 @@ def _chunks(op, actions, where, b, c, out):  # pragma: no cover (compiled)
 Entry = Callable[..., None]
 
 
-def serial_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> Entry:
+def serial_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> CPUDispatcher:
     """The serial entry point of ``kernel``'s batch with ``opponent`` (:data:`NO_OPPONENT` or
     :data:`RANDOM_OPPONENT`): ``entry(op, 0, n, actions, where, buffers, config, out)`` does
     ``op`` for sub-envs 0..n, built once per kernel and opponent.
@@ -274,7 +277,7 @@ def serial_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> Entry:
     return instantiate(_range, name, OPPONENT=opponent, **kernel.bindings._asdict())
 
 
-def parallel_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> Entry:
+def parallel_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> CPUDispatcher:
     """The parallel entry point of ``kernel``'s batch: ``entry(op, actions, where, buffers,
     config, out)``, the serial entry point's work over all n sub-envs in chunks, on numba's
     threads."""
@@ -289,7 +292,6 @@ def python_entry(kernel: Kernel, opponent: int = NO_OPPONENT) -> Entry:
     env steps with it while a child compiles the entry point (:class:`mc_envs.vector.cold.Split`):
     14 to 38 ms a step at N = 1,024, where compiling the entry point took 1.2 s (Connect Four)
     to 2.1 s (Go)."""
-    serial: Any = serial_entry(kernel, opponent)  # a numba dispatcher
-    code = serial.py_func
+    code = serial_entry(kernel, opponent).py_func
     namespace = {**code.__globals__, "_write_outputs": _write_outputs.py_func}
     return FunctionType(code.__code__, namespace, code.__name__)

@@ -5,13 +5,17 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mc_envs.registry import GAMES
 
+if TYPE_CHECKING:
+    from mc_envs.vector.env import PlanningVectorEnv
 
-def make(entry_point: str, num_envs: int = 1, **kwargs: Any) -> Any:
+
+def make(entry_point: str, num_envs: int = 1, **kwargs: Any) -> PlanningVectorEnv:
     """The compiled vector env of the single env at ``entry_point`` (``module:Class``)."""
     from mc_envs.vector.env import PlanningVectorEnv
 
@@ -20,7 +24,7 @@ def make(entry_point: str, num_envs: int = 1, **kwargs: Any) -> Any:
     return PlanningVectorEnv(env_class, num_envs, **kwargs)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Callable[..., PlanningVectorEnv]:
     for game in GAMES:
         if game.entry_point.partition(":")[2] == name:
             return partial(make, game.entry_point)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import Any, SupportsIndex, cast
 
 import numpy as np
 from gymnasium.spaces import Discrete
@@ -12,7 +13,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv
+from mc_envs.core import ILLEGAL_ACTION_POLICIES, IllegalActionError, PlanningEnv, State
 from mc_envs.interpret import stop as stop_interpreting
 from mc_envs.interpret import uncached
 from mc_envs.kernel import CAP_INFO
@@ -268,7 +269,7 @@ class PlanningVectorEnv(VectorEnv):
         np.copyto(masks, b.masks)
         return obs, self._info(masks, None)
 
-    def step(self, actions: Any):
+    def step(self, actions: np.ndarray | Sequence[SupportsIndex]):
         """Steps every sub-env (resetting those whose episode ended at the previous step).
 
         Raises:
@@ -389,7 +390,7 @@ class PlanningVectorEnv(VectorEnv):
         object.__setattr__(snap, "_derived", derived)  # from checked states; dropped by pickling
         return snap
 
-    def restore_state(self, states: VectorState | Any) -> None:
+    def restore_state(self, states: VectorState | Sequence[State]) -> None:
         """Continues every sub-env from ``states``: a :class:`VectorState` of this id and config,
         or N single-env :class:`mc_envs.State` objects (which leave the autoreset flags clear).
 
@@ -443,7 +444,7 @@ class PlanningVectorEnv(VectorEnv):
             return None
         return tuple(self._sub_env(i).render() for i in range(self.num_envs))
 
-    def close_extras(self, **kwargs: Any) -> None:
+    def close_extras(self, **kwargs: object) -> None:
         """Closes the prototype env (its window, if one was opened)."""
         self._run.close()
         self.proto.close()

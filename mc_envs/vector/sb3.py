@@ -87,7 +87,7 @@ class SB3VecEnv(VecEnv):
             )
         self.vector_env = vector_env
         self._proto = vector_env.proto
-        self._extra: dict[str, dict[int, Any]] = {}  # attributes set_attr added: sub-env -> value
+        self._extra: dict[str, dict[int, object]] = {}  # set_attr's additions: sub-env -> value
         self._actions: np.ndarray | None = None
         super().__init__(
             vector_env.num_envs,
@@ -332,7 +332,7 @@ class SB3VecEnv(VecEnv):
             )
         return getattr(proto, name)  # a constant of the class
 
-    def _call(self, name: str, i: int, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, name: str, i: int, *args: object, **kwargs: object) -> object:
         """Runs the single env's method ``name`` in sub-env ``i``'s state."""
         if name in STATE_CHANGING:
             raise NotImplementedError(
@@ -341,7 +341,7 @@ class SB3VecEnv(VecEnv):
             )
         env = self.vector_env._sub_env(i)
         before = env._state.copy()
-        method: Callable[..., Any] = getattr(env, name)
+        method: Callable[..., object] = getattr(env, name)
         result = method(*args, **kwargs)
         if env._state.shape != before.shape or not np.array_equal(env._state, before):
             raise NotImplementedError(

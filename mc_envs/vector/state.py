@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -70,7 +70,9 @@ class VectorState:
         return hash((self.game, self.config, self.data.tobytes(), self.autoreset.tobytes()))
 
 
-def rows_of(states: Any, game: str, config: tuple, n: int, dtype: Any, length: int) -> np.ndarray:
+def rows_of(
+    states: Iterable[State], game: str, config: tuple, n: int, dtype: np.dtype, length: int
+) -> np.ndarray:
     """The ``[N, L]`` state rows of a sequence of N single-env :class:`mc_envs.State` objects.
 
     Raises:

@@ -14,9 +14,10 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numba
+import numpy as np
 
 from mc_envs._numba import is_cached
 from mc_envs.kernel import Kernel
@@ -31,6 +32,9 @@ from mc_envs.vector.compiled import (
     python_entry,
     serial_entry,
 )
+
+if TYPE_CHECKING:
+    from numba.core.registry import CPUDispatcher
 
 TUNE_MIN = 64  # fewer sub-envs than this never pay for a parallel launch
 RUN, SETTLE = 8, 3  # steps of one kind in a row while timing; the first SETTLE of them not counted
@@ -70,7 +74,7 @@ class Compiling:
     _one_child = threading.Lock()  # one compiling child at a time
 
     @classmethod
-    def start(cls, entry: Any, args: tuple, kernel: Kernel, opponent: int) -> Compiling:
+    def start(cls, entry: CPUDispatcher, args: tuple, kernel: Kernel, opponent: int) -> Compiling:
         """The compilation of ``entry`` for the types of ``args``: started now, or the one this
         process already has (every vector env of a game shares it)."""
         signature = tuple(numba.typeof(a) for a in args)
@@ -83,13 +87,13 @@ class Compiling:
         return job
 
     @classmethod
-    def after(cls, child: subprocess.Popen, entry: Any, signature: tuple) -> Compiling:
+    def after(cls, child: subprocess.Popen, entry: CPUDispatcher, signature: tuple) -> Compiling:
         """``entry`` loaded for ``signature`` once ``child``, which compiles it into the cache,
         has ended (compiled here if it failed, or still runs after :attr:`Split.WAIT
         <mc_envs.vector.cold.Split.WAIT>` seconds)."""
         return cls(entry, signature, functools.partial(_ended_well, child, Split.WAIT))
 
-    def __init__(self, entry: Any, signature: tuple, child: Callable[[], bool]) -> None:
+    def __init__(self, entry: CPUDispatcher, signature: tuple, child: Callable[[], bool]) -> None:
         """Starts the thread: ``child()`` makes a child compile the entry point, or waits for
         the one that does, and says whether it succeeded."""
         self.error: BaseException | None = None
@@ -105,7 +109,7 @@ class Compiling:
         Compiling._running.add(self)
         self._thread.start()
 
-    def _compile(self, entry: Any, signature: tuple, child: Callable[[], bool]) -> None:
+    def _compile(self, entry: CPUDispatcher, signature: tuple, child: Callable[[], bool]) -> None:
         start = time.perf_counter()
         try:
             # compiled here already (threads=k), or in the cache (then only loaded): no child
@@ -210,14 +214,20 @@ class Runner:
         self._python = python_entry(kernel, opponent)
 
     def prepare(
-        self, op: int, actions: Any, where: Any, buffers: Buffers, config: Config, out: Outputs
+        self,
+        op: int,
+        actions: np.ndarray,
+        where: np.ndarray,
+        buffers: Buffers,
+        config: Config,
+        out: Outputs,
     ) -> None:
         """Called at construction with the arguments of a call: if the entry point the first call
         takes is not compiled for their types, starts compiling it on two cores (:class:`Split`;
         the first call finishes it)."""
         b, c, o = tuple(buffers), tuple(config), tuple(out)
-        args: tuple[Any, ...]
-        if self.parallel:
+        args: tuple[object, ...]
+        if self.parallel and self._parallel is not None:
             entry, args = self._parallel, (op, actions, where, b, c, o)
         else:
             entry, args = self._serial, (op, 0, self._n, actions, where, b, c, o)
@@ -231,7 +241,13 @@ class Runner:
             self._split = None
 
     def __call__(
-        self, op: int, actions: Any, where: Any, buffers: Buffers, config: Config, out: Outputs
+        self,
+        op: int,
+        actions: np.ndarray,
+        where: np.ndarray,
+        buffers: Buffers,
+        config: Config,
+        out: Outputs,
     ) -> None:
         """Does ``op`` (:data:`~mc_envs.vector.compiled.STEP`, ``RESET``, ``REFRESH``) with the
         entry points' arguments."""
@@ -241,7 +257,8 @@ class Runner:
         if self._split is not None:  # a cold first call: the kernels compiled on two cores
             split, self._split = self._split, None
             split.finish()
-            self._loading = Compiling.after(split.child, split.entry, split.signature)
+            if split.entry is not None:  # (start gives every split its entry point)
+                self._loading = Compiling.after(split.child, split.entry, split.signature)
         if self._loading is not None:  # the calls run as Python until it is loaded
             if not self._loading.done:
                 self._python(op, 0, self._n, actions, where, b, c, o)
@@ -257,14 +274,14 @@ class Runner:
             self._parallel(op, actions, where, b, c, o)  # type: ignore[misc]  # set: parallel
         else:
             self._run_on_threads((op, actions, where, b, c, o))
-        if self._watch and self._compiling is None:
+        if self._watch and self._compiling is None and self._parallel is not None:
             args = (op, actions, where, b, c, o)
             self._compiling = Compiling.start(self._parallel, args, self._kernel, self._opponent)
 
-    def entries(self) -> list[Any]:
+    def entries(self) -> list[CPUDispatcher]:
         """The entry points the steps call (before the trials: the serial one, or the parallel
         one with ``threads``)."""
-        return [self._parallel if self.parallel else self._serial]
+        return [self._parallel if self.parallel and self._parallel is not None else self._serial]
 
     def _ready(self) -> bool:
         """Whether the parallel entry point is compiled: the trials may begin."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from types import ModuleType
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from pygame import Surface
@@ -31,7 +32,7 @@ class Grid(NamedTuple):
         """Pixels of the board: width, height (a drawing module's ``board_size``)."""
         return self.cols * self.cell(theme), self.rows * self.cell(theme)
 
-    def start(self, surface: Surface, theme: Theme) -> tuple[Any, int]:
+    def start(self, surface: Surface, theme: Theme) -> tuple[ModuleType, int]:
         """Fills the board with the grid colour; returns pygame and the cell size."""
         from mc_envs.render._pygame import require_pygame
 

@@ -13,7 +13,7 @@ point or passes; the space bar passes too.
 from __future__ import annotations
 
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pygame import Surface
 
     from mc_envs.envs.go import GoEnv
-    from mc_envs.render.theme import Theme
+    from mc_envs.render.theme import RGB, Theme
     from mc_envs.render.ui import UiState
 
 SIDES = ("Black", "White")
@@ -103,13 +103,13 @@ def _stone(
         pygame.draw.circle(surface, shade, (x - off, y - off), r)
 
 
-def _text(surface: Surface, text: str, size: int, colour: Any, centre: tuple[int, int]) -> None:
+def _text(surface: Surface, text: str, size: int, colour: RGB, centre: tuple[int, int]) -> None:
     from mc_envs.render.theme import blit_centered
 
     blit_centered(surface, text, size, colour, centre)
 
 
-def _left(surface: Surface, text: str, size: int, colour: Any, pos: tuple[int, int]) -> None:
+def _left(surface: Surface, text: str, size: int, colour: RGB, pos: tuple[int, int]) -> None:
     from mc_envs.render.theme import text_surface
 
     surface.blit(text_surface(text, size, colour), pos)

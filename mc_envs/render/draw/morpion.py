@@ -13,7 +13,7 @@ Enter to play it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -45,7 +45,7 @@ def point_center(x: int, y: int, theme: Theme) -> tuple[int, int]:
     return x * c + c // 2, y * c + c // 2
 
 
-_BACKGROUND: dict[tuple, Any] = {}
+_BACKGROUND: dict[tuple, tuple[Surface, Theme]] = {}
 
 
 def _background(env: MorpionSolitaireEnv, theme: Theme) -> Surface:
@@ -231,7 +231,7 @@ def show_hint(env: MorpionSolitaireEnv, action: int, ui: UiState) -> None:
 
 
 def crop(
-    env: MorpionSolitaireEnv, final: Any, theme: Theme, min_width: int
+    env: MorpionSolitaireEnv, final: np.ndarray, theme: Theme, min_width: int
 ) -> tuple[int, int, int, int]:
     """The board area (pixels ``x, y, w, h``) that a whole game uses, from its final state:
     the dots' bounding box with a margin, at least ``min_width`` wide (replays show only this)."""

@@ -8,7 +8,7 @@ and the points it would score are written on it. ``cell_at`` gives the cell inde
 from __future__ import annotations
 
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,10 +16,10 @@ from mc_envs.games import samegame as sg
 from mc_envs.render.theme import SAMEGAME_LETTERS, SAMEGAME_SHAPES, blit_centered
 
 if TYPE_CHECKING:
-    from pygame import Surface
+    from pygame import Rect, Surface
 
     from mc_envs.envs.samegame import SameGameEnv
-    from mc_envs.render.theme import Theme
+    from mc_envs.render.theme import RGB, Theme
     from mc_envs.render.ui import UiState
 
 GAP = 1  # pixels between cells
@@ -56,10 +56,10 @@ def group_points(n: int) -> int:
     return (n - 2) ** 2 if n >= 2 else 0
 
 
-_CACHE: dict[tuple, tuple[Any, Any, np.ndarray, Any]] = {}
+_CACHE: dict[tuple, tuple[Surface, Surface, np.ndarray, Theme]] = {}
 
 
-def _cached(shape: tuple[int, int], size: int, theme: Theme) -> tuple[Any, Any, np.ndarray]:
+def _cached(shape: tuple[int, int], size: int, theme: Theme) -> tuple[Surface, Surface, np.ndarray]:
     """A one-pixel-per-cell surface, the gap overlay and the palette array for a board shape."""
     from mc_envs.render._pygame import require_pygame
 
@@ -86,7 +86,7 @@ def _cached(shape: tuple[int, int], size: int, theme: Theme) -> tuple[Any, Any, 
 
 
 def _mark(
-    surface: Surface, pygame: ModuleType, kind: str, rect: Any, color: int, size: int
+    surface: Surface, pygame: ModuleType, kind: str, rect: Rect, color: int, size: int
 ) -> None:
     ink = (0, 0, 0)
     cx, cy = rect.center
@@ -161,7 +161,7 @@ def draw(surface: Surface, env: SameGameEnv, theme: Theme, highlight: int | None
 
 
 def _outline(
-    surface: Surface, pygame: ModuleType, cells: list[tuple[int, int]], size: int, color: Any
+    surface: Surface, pygame: ModuleType, cells: list[tuple[int, int]], size: int, color: RGB
 ) -> None:
     """Draws the border of a set of cells (edges not shared with another cell of the set)."""
     inside = set(cells)
