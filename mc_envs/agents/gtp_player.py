@@ -33,7 +33,7 @@ import tempfile
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from mc_envs.core import unwrap
 from mc_envs.state import State
@@ -131,9 +131,9 @@ class GtpPlayer:
         self._err: IO[bytes] | None = None
         self._finalizer: weakref.finalize | None = None
         self._config: tuple | None = None  # (size, komi) the engine was set to
-        self._sim: Any = None  # a GoEnv once _shadow has made it
-        self._sim_key: Any = None
-        self._start: Any = None  # the empty board's State, once _shadow has made it
+        self._sim: GoEnv | None = None  # made by _shadow
+        self._sim_key: tuple | None = None  # the config it was made for
+        self._start: State | None = None  # the empty board's State, made by _shadow
         self._moves: list[int] = []  # the moves of the engine's game, from its empty board
         self._states: list[State] = []  # the env's state before each of them, then after the last
 
@@ -327,6 +327,13 @@ class GtpPlayer:
             self._sim.reset()
             self._start = self._sim.clone_state()
             self._sim_key = key
+        return self._replay
+
+    @property
+    def _replay(self) -> GoEnv:
+        """The player's own env of the game (made by :meth:`_shadow`, which every move calls
+        first)."""
+        assert self._sim is not None
         return self._sim
 
     def _sync(self, now: State, n: int, komi: float) -> None:
@@ -352,11 +359,12 @@ class GtpPlayer:
     def _restart(self) -> None:
         self.send("clear_board")
         self.resigned = False
+        assert self._start is not None  # made by _shadow, as the player's env
         self._moves, self._states = [], [self._start]
 
     def _play_next(self, action: int) -> None:
         """Plays ``action`` in the engine after its last move, and records it."""
-        sim = self._sim
+        sim = self._replay
         sim.restore_state(self._states[-1])
         self.send(f"play {'bw'[sim.current_player]} {sim.action_to_string(action)}")
         sim.step(action)
@@ -365,7 +373,7 @@ class GtpPlayer:
 
     def _follows(self, now: State, n: int) -> bool:
         """Plays the move that leads from the engine's position to ``now``, if one does."""
-        sim = self._sim
+        sim = self._replay
         sim.restore_state(self._states[-1])
         before, mover = sim.board, sim.current_player
         sim.restore_state(now)
@@ -385,7 +393,7 @@ class GtpPlayer:
     def _set_up(self, now: State) -> None:
         """Puts the stones of ``now`` on the engine's empty board (no earlier positions known)."""
         self._restart()
-        sim = self._sim
+        sim = self._replay
         sim.restore_state(now)
         board = sim.board.ravel()
         for point in board.nonzero()[0]:

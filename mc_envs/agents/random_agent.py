@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mc_envs.agents.base import Budget, Searcher, SearchResult
 from mc_envs.core import unwrap
@@ -10,6 +10,9 @@ from mc_envs.rng import Rng
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from typing_extensions import Unpack
+
+    from mc_envs.agents.base import SearchOptions
 
 
 class RandomAgent(Searcher):
@@ -37,7 +40,9 @@ class RandomAgent(Searcher):
             raise ValueError("no legal move: the game is over")
         return self._rng.choice(actions)
 
-    def run_search(self, env: gym.Env, budget: Budget, **options: Any) -> SearchResult:
+    def run_search(
+        self, env: gym.Env, budget: Budget, **options: Unpack[SearchOptions]
+    ) -> SearchResult:
         """One random game from the env's state (the env is restored afterwards), whatever the
         budget.
 

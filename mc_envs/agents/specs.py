@@ -30,10 +30,9 @@ imports the agents.
 from __future__ import annotations
 
 import inspect
-from typing import Any
 
 from mc_envs import opponents
-from mc_envs.agents.mcts.presets import PRESETS, SPEC_PRESETS
+from mc_envs.agents.mcts.presets import PRESETS, SPEC_PRESETS, OptionValue
 from mc_envs.opponents import Player
 
 KINDS = ("random", "uct", "puct")
@@ -95,7 +94,7 @@ def parse(
 
 def _base(
     name: str, spec: str, seed: int, iterations: int | None, time_limit: float | None
-) -> tuple[type, dict[str, Any]]:
+) -> tuple[type, dict[str, object]]:
     """The class and keywords of a spec's name (before its options)."""
     from mc_envs.agents.mcts.puct import PUCT
     from mc_envs.agents.mcts.uct import UCT
@@ -113,7 +112,7 @@ def _base(
         raise ValueError(f"unknown agent {spec!r}; use one of {known()}")
     if kind == "random":
         return RandomAgent, {"seed": seed}
-    kwargs: dict[str, Any] = {"seed": seed, "iterations": PRESETS.get(option, PRESETS["medium"])}
+    kwargs: dict[str, object] = {"seed": seed, "iterations": PRESETS.get(option, PRESETS["medium"])}
     kwargs.update(SPEC_PRESETS.get(name, {}))
     if option in PRIORS:
         from mc_envs.agents.mcts.puct import connect_four_prior
@@ -124,7 +123,7 @@ def _base(
     return (UCT if kind == "uct" else PUCT if kind == "puct" else RandomAgent), kwargs
 
 
-def parse_options(text: str, cls: type, name: str = "") -> dict[str, Any]:
+def parse_options(text: str, cls: type, name: str = "") -> dict[str, OptionValue]:
     """The keyword options ``key=value,...`` of a spec, checked against ``cls``'s constructor.
 
     Args:
@@ -142,7 +141,7 @@ def parse_options(text: str, cls: type, name: str = "") -> dict[str, Any]:
         for p in inspect.signature(cls).parameters.values()
         if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
     }
-    out: dict[str, Any] = {}
+    out: dict[str, OptionValue] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, eq, raw = (x.strip() for x in part.partition("="))
         if not eq or not key:
@@ -157,7 +156,7 @@ def parse_options(text: str, cls: type, name: str = "") -> dict[str, Any]:
     return out
 
 
-def option_value(text: str) -> Any:
+def option_value(text: str) -> OptionValue:
     """An option's value: ``true``/``false``, ``none``/``null``, an int, a float, else the text."""
     if text.lower() in _WORDS:
         return _WORDS[text.lower()]
@@ -169,7 +168,7 @@ def option_value(text: str) -> Any:
     return text
 
 
-def _checked(key: str, value: Any, param: inspect.Parameter, name: str) -> Any:
+def _checked(key: str, value: OptionValue, param: inspect.Parameter, name: str) -> OptionValue:
     """The value if the parameter's annotation (or, without one, its default's type) allows it;
     an int given for a float becomes a float. Annotations beyond ``int float bool str None``
     (a callable, a class) accept any value: the constructor judges."""

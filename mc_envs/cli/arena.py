@@ -26,12 +26,20 @@ import sys
 import time as _time
 from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, cast
+from typing import TYPE_CHECKING, NamedTuple, TextIO, cast
 
 import gymnasium as gym
 
 from mc_envs.cli.arena_pool import play_in_workers
-from mc_envs.cli.arena_state import GameEntry, GoScore, Record, open_record
+from mc_envs.cli.arena_state import (
+    GameEntry,
+    GoScore,
+    MatchConfig,
+    Record,
+    Summary,
+    Tally,
+    open_record,
+)
 from mc_envs.cli.two_player import (
     check_sgf,
     game_id,
@@ -63,16 +71,25 @@ class Match(NamedTuple):
     """
 
     env_id: str
-    env_kwargs: dict[str, Any]
+    env_kwargs: dict[str, object]
     agent_a: str
     agent_b: str
     seed: int
     iterations: int | None
     time: float | None
 
-    def config(self, games: int) -> dict[str, Any]:
+    def config(self, games: int) -> MatchConfig:
         """The config of a match record (:mod:`mc_envs.cli.arena_state`)."""
-        return {**self._asdict(), "games": games}
+        return {
+            "env_id": self.env_id,
+            "env_kwargs": self.env_kwargs,
+            "agent_a": self.agent_a,
+            "agent_b": self.agent_b,
+            "seed": self.seed,
+            "iterations": self.iterations,
+            "time": self.time,
+            "games": games,
+        }
 
 
 @functools.cache
@@ -161,13 +178,13 @@ def _go_result(env: GoEnv, players: tuple) -> GoScore:
     return out
 
 
-def summary(entries: list[GameEntry]) -> dict[str, Any]:
+def summary(entries: list[GameEntry]) -> Summary:
     """Agent A's tally of finished games: ``wins``, ``draws``, ``losses``, ``score`` (wins +
     draws / 2, a game) and its 95% Wilson ``interval``; the same per colour (``as_black``,
     ``as_white``); ``disagreements`` of a GTP side's ``final_score`` with ours on the winner,
     out of ``compared``; ``seconds_per_game``."""
 
-    def tally(games: list[GameEntry]) -> dict[str, Any]:
+    def tally(games: list[GameEntry]) -> Tally:
         wins = sum(e["result"] > 0 for e in games)
         draws = sum(e["result"] == 0 for e in games)
         score = (wins + 0.5 * draws) / max(len(games), 1)
@@ -181,16 +198,16 @@ def summary(entries: list[GameEntry]) -> dict[str, Any]:
         **tally(entries),
         "as_black": tally([e for e in entries if e["black"] == "A"]),
         "as_white": tally([e for e in entries if e["black"] == "B"]),
-        "disagreements": sum(e["disagree"] for e in compared),
+        "disagreements": sum(bool(e["disagree"]) for e in compared),
         "compared": len(compared),
         "seconds_per_game": seconds,
     }
 
 
-def _print_summary(match: str, stats: dict[str, Any], go: bool, out: TextIO) -> None:
+def _print_summary(match: str, stats: Summary, go: bool, out: TextIO) -> None:
     words = ("as Black", "as White") if go else ("moving first", "moving second")
 
-    def line(t: dict[str, Any]) -> str:
+    def line(t: Tally) -> str:
         lo, hi = t["interval"]
         return (f"{t['games']} games: {t['wins']} wins, {t['draws']} draws, {t['losses']} losses; "
                 f"score {t['score']:.3f} (95% CI {lo:.3f}-{hi:.3f})")  # fmt: skip
@@ -244,10 +261,10 @@ def arena(
     progress: bool = True,
     out: TextIO | None = None,
     sgf_dir: str | Path | None = None,
-    env_kwargs: dict[str, Any] | None = None,
+    env_kwargs: dict[str, object] | None = None,
     resume: bool = False,
     jobs: int = 1,
-) -> dict[str, Any]:
+) -> Summary:
     """Plays ``games`` games between two agents, alternating who moves first, and reports.
 
     Args:
@@ -328,7 +345,7 @@ def _match(
     seed: int,
     iterations: int | None,
     time: float | None,
-    env_kwargs: dict[str, Any] | None,
+    env_kwargs: dict[str, object] | None,
 ) -> Match:
     """The match, its agents named; Go's ``size`` and ``komi`` written out (komi 7.5 unless
     given)."""

@@ -19,18 +19,27 @@ import queue
 import signal
 import sys
 import threading
-from collections.abc import Callable, Generator
-from typing import Any, TypeVar
+from collections.abc import Callable, Generator, Sequence
+from typing import TYPE_CHECKING, TypeVar, cast
+
+if TYPE_CHECKING:
+    from multiprocessing.process import BaseProcess
+    from multiprocessing.queues import Queue
+    from types import FrameType
 
 PR_SET_PDEATHSIG = 1  # prctl(2)
 STOP_WAIT = 10.0  # seconds a worker has to unwind after SIGTERM before SIGKILL
+
+
+# A worker's report: ("done", index, what the game returned) or ("error", index, the message).
+Report = tuple[str, int, object]
 
 
 class WorkerError(ValueError):
     """A game failed in a worker, or a worker died: the message names the game or the worker."""
 
 
-def _terminated(signum: int, frame: Any) -> None:
+def _terminated(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
@@ -44,7 +53,9 @@ def _orphan_ends(parent: int) -> None:
         raise SystemExit(0)
 
 
-def _work(play: Callable[[int], dict], tasks: Any, results: Any, parent: int) -> None:
+def _work(
+    play: Callable[[int], dict], tasks: Queue[int | None], results: Queue[Report], parent: int
+) -> None:
     """A worker's loop: plays the indices of ``tasks`` until a None, reporting to ``results``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminated)
@@ -92,7 +103,7 @@ def play_in_workers(
             kind, index, payload = _next(results, workers)
             if kind == "error":
                 raise WorkerError(f"game {index + 1}: {payload}")
-            yield payload
+            yield cast(T, payload)  # a "done" report's: what ``play`` returned
         finished = True
     finally:
         stop(workers, grace=STOP_WAIT if finished else 0.0)
@@ -103,7 +114,7 @@ def play_in_workers(
             q.close()
 
 
-def _next(results: Any, workers: list) -> tuple[str, int, Any]:
+def _next(results: Queue[Report], workers: Sequence[BaseProcess]) -> Report:
     """The next report of a worker, waiting; a worker that died without one is an error."""
     while True:
         try:
@@ -116,7 +127,7 @@ def _next(results: Any, workers: list) -> tuple[str, int, Any]:
                 ) from None
 
 
-def stop(workers: list, grace: float = 0.0) -> None:
+def stop(workers: Sequence[BaseProcess], grace: float = 0.0) -> None:
     """Ends the workers still running after ``grace`` seconds (SIGTERM, then SIGKILL after
     :data:`STOP_WAIT`) and reaps all of them."""
     for worker in workers:

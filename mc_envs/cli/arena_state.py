@@ -24,6 +24,7 @@ required (``games`` may differ: a match can be extended). Every refusal is a one
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, TypedDict, cast
 
@@ -78,6 +79,40 @@ class GameEntry(GoScore):
     sgf: str | None
 
 
+class MatchConfig(TypedDict):
+    """A match's config: what a resumed match must have been started with (``games`` aside)."""
+
+    env_id: str
+    env_kwargs: dict[str, object]
+    agent_a: str
+    agent_b: str
+    seed: int
+    iterations: int | None
+    time: float | None
+    games: int
+
+
+class Tally(TypedDict):
+    """Agent A's results over some games (:func:`mc_envs.cli.arena.summary`)."""
+
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    score: float  # (wins + draws / 2) a game
+    interval: tuple[float, float]  # the score's 95% Wilson interval
+
+
+class Summary(Tally):
+    """A match's summary: agent A's :class:`Tally` over every game, then by colour."""
+
+    as_black: Tally
+    as_white: Tally
+    disagreements: int  # the games where a GTP side's final_score names another winner
+    compared: int  # the games with a GTP side's final_score
+    seconds_per_game: float
+
+
 class ArenaStateError(ValueError):
     """A match record that cannot be used: one line naming the file and what is wrong."""
 
@@ -92,10 +127,10 @@ class Record(NamedTuple):
     """
 
     path: Path
-    config: dict[str, Any]
+    config: MatchConfig
     games: dict[int, GameEntry]
 
-    def save(self, summary: dict[str, Any]) -> None:
+    def save(self, summary: Summary) -> None:
         """Writes the record (atomically) with ``summary``."""
         games = ",\n  ".join(json.dumps(self.games[g]) for g in sorted(self.games))
         head = {"format": FORMAT, "version": VERSION, "config": self.config}
@@ -104,7 +139,7 @@ class Record(NamedTuple):
         write_atomic(self.path, text)
 
 
-def open_record(folder: str | Path, config: dict[str, Any], *, resume: bool) -> Record:
+def open_record(folder: str | Path, config: MatchConfig, *, resume: bool) -> Record:
     """The record of the match in ``folder`` (``arena.json``), new or resumed.
 
     Raises:
@@ -113,7 +148,7 @@ def open_record(folder: str | Path, config: dict[str, Any], *, resume: bool) -> 
     """
     path = Path(folder) / STATE_NAME
     if not path.exists():
-        return Record(path, dict(config), {})
+        return Record(path, config.copy(), {})
     saved, games = load(path)
     if not resume:
         if games:
@@ -121,18 +156,20 @@ def open_record(folder: str | Path, config: dict[str, Any], *, resume: bool) -> 
                 f"{path}: a match with {len(games)} finished games is recorded there; add "
                 "--resume to continue it, or choose another --sgf-dir"
             )
-        return Record(path, dict(config), {})
+        return Record(path, config.copy(), {})
     check_config(path, saved, config)
     return Record(path, {**saved, "games": config["games"]}, games)
 
 
-def check_config(path: Path, saved: dict[str, Any], wanted: dict[str, Any]) -> None:
+def check_config(path: Path, saved: MatchConfig, wanted: MatchConfig) -> None:
     """Refuses to resume a match with another config (``games`` may differ).
 
     Raises:
         ArenaStateError: naming the first field that differs, with both values.
     """
-    fields = [(k, saved[k], wanted[k]) for k in CONFIG_FIELDS if k not in ("games", "env_kwargs")]
+    recorded: Mapping[str, object] = saved  # read field by field
+    given: Mapping[str, object] = wanted
+    fields = [(k, recorded[k], given[k]) for k in CONFIG_FIELDS if k not in ("games", "env_kwargs")]
     kwargs = sorted(set(saved["env_kwargs"]) | set(wanted["env_kwargs"]))
     fields += [(k, saved["env_kwargs"].get(k), wanted["env_kwargs"].get(k)) for k in kwargs]
     for key, old, new in fields:
@@ -143,7 +180,7 @@ def check_config(path: Path, saved: dict[str, Any], wanted: dict[str, Any]) -> N
             )
 
 
-def load(path: Path) -> tuple[dict[str, Any], dict[int, GameEntry]]:
+def load(path: Path) -> tuple[MatchConfig, dict[int, GameEntry]]:
     """The config and the finished games of a record file, checked.
 
     Raises:
@@ -166,7 +203,7 @@ def load(path: Path) -> tuple[dict[str, Any], dict[int, GameEntry]]:
         raise ArenaStateError(
             f"{path}: version {data.get('version')!r}, this mc-envs reads {VERSION}"
         )
-    config = _checked(path, data.get("config"), CONFIG_FIELDS, "config")
+    config = cast(MatchConfig, _checked(path, data.get("config"), CONFIG_FIELDS, "config"))
     if not isinstance(data.get("games"), list):
         raise ArenaStateError(f'{path}: "games" is not a list')
     games: dict[int, GameEntry] = {}
@@ -183,7 +220,9 @@ def load(path: Path) -> tuple[dict[str, Any], dict[int, GameEntry]]:
     return config, games
 
 
-def _checked(path: Path, value: Any, fields: dict[str, tuple[type, ...]], where: str) -> dict:
+def _checked(
+    path: Path, value: object, fields: dict[str, tuple[type, ...]], where: str
+) -> dict[str, Any]:  # JSON, its fields' types checked here
     """``value`` if it is an object with each field of its type (bools are not numbers)."""
     if not isinstance(value, dict):
         raise ArenaStateError(f"{path}: {where} is not an object")

@@ -4,6 +4,7 @@ and the env arguments they make, all from the table of games (:data:`mc_envs.reg
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from mc_envs.cli.records import names_for, position_text
 from mc_envs.registry import FLAGS, GAMES, Game, find, names
 
 
-def game_name(players: int | None = None) -> Any:
+def game_name(players: int | None = None) -> Callable[[str], str]:
     """argparse ``type=`` of a game argument: a name or alias of the games table."""
 
     def parse(text: str) -> str:
@@ -42,7 +43,7 @@ def add_game_flags(parser: argparse.ArgumentParser, players: int | None = None) 
 
 def env_kwargs(args: argparse.Namespace, game: Game) -> dict:
     """The env arguments of the game flags given, over the name's own (``sudoku16``: size 16)."""
-    kwargs: dict[str, Any] = dict(game.cli)
+    kwargs: dict[str, Any] = dict(game.cli)  # gym.make's keywords (EnvSpec.kwargs)
     for flag, spec in FLAGS.items():
         value = getattr(args, flag, None)
         if value is None:

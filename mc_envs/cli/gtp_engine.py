@@ -21,7 +21,7 @@ import argparse
 import io
 import re
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO, overload
 
 if TYPE_CHECKING:
     from mc_envs.cli.input import Subparsers
@@ -60,7 +60,11 @@ def _colour(text: str) -> int:
     raise GtpFailure(f"syntax error: {text!r} is not a colour (b, w, black or white)")
 
 
-def _number(text: str, kind: type = int) -> Any:
+@overload
+def _number(text: str) -> int: ...
+@overload
+def _number(text: str, kind: type[float]) -> float: ...
+def _number(text: str, kind: type[int] | type[float] = int) -> int | float:
     try:
         return kind(text)
     except ValueError:
@@ -264,7 +268,7 @@ class GtpEngine:
 
     def cmd_time_settings(self, args: list[str]) -> str:
         self._need(args, 3, "time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES")
-        values = tuple(_number(a) for a in args[:3])
+        values = (_number(args[0]), _number(args[1]), _number(args[2]))
         if min(values) < 0:
             raise GtpFailure("syntax error: time settings are not negative")
         self.time_settings = values

@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 
 class UsageError(Exception):
@@ -17,7 +18,7 @@ class UsageError(Exception):
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line on stderr (exit status 2), not the usage."""
 
-    def error(self, message: str) -> Any:
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {self.prog}: {message}\n")
 
 
@@ -25,10 +26,13 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[Parser]  # what Parser.add_subparsers() gives
 
 
-def _number(kind: type, low: float, strict: bool) -> Any:
+N = TypeVar("N", int, float)
+
+
+def _number(kind: type[N], low: float, strict: bool) -> Callable[[str], N]:
     """An argparse type: a ``kind`` number above ``low`` (or at least ``low`` when not strict)."""
 
-    def parse(text: str) -> Any:
+    def parse(text: str) -> N:
         try:
             value = kind(text)
         except ValueError:

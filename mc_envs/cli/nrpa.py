@@ -40,7 +40,9 @@ NRPA_VARIANTS = ("tau", "bias", "stabilize", "repeats", "codes", "warm_start", "
 None: the game's default."""
 
 
-def nrpa_variants(args: argparse.Namespace, env: gym.Env) -> dict[str, Any]:
+def nrpa_variants(  # NRPA's keywords, from argparse and the game: its constructor checks them
+    args: argparse.Namespace, env: gym.Env
+) -> dict[str, Any]:
     """NRPA's variant options: the game's (``nrpa_variants``), then those given as flags."""
     options: dict[str, Any] = dict(unwrap(env).nrpa_variants)
     for name in NRPA_VARIANTS:

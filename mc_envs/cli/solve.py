@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from mc_envs.agents import NMCS, NRPA, UCT
-    from mc_envs.agents.base import Progress, SearchResult
+    from mc_envs.agents.base import Progress, SearchOptions, SearchResult
 
 
 def make_agent(args: argparse.Namespace, env: gym.Env) -> NMCS | NRPA | UCT:
@@ -123,7 +123,8 @@ def _make_env(args: argparse.Namespace, game: Game) -> tuple[gym.Env, dict]:
 
     kwargs = env_kwargs(args, game)
     try:
-        mode: dict[str, Any] = {"render_mode": "ansi"} if game.until_solved else {}  # the end
+        # the end is drawn; gym.make's keywords
+        mode: dict[str, Any] = {"render_mode": "ansi"} if game.until_solved else {}
         env = gym.make(game.env_id, illegal_action="raise", **kwargs, **mode)  # planners: strict
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{args.game}: {exc}") from None
@@ -131,7 +132,7 @@ def _make_env(args: argparse.Namespace, game: Game) -> tuple[gym.Env, dict]:
     return env, kwargs
 
 
-def _checkpointing(args: argparse.Namespace, agent: NMCS | NRPA | UCT) -> dict[str, Any]:
+def _checkpointing(args: argparse.Namespace, agent: NMCS | NRPA | UCT) -> SearchOptions:
     """The search's checkpoint arguments, after the checks a search would make too late."""
     root = args.workers > 1 and args.parallel == "root"
     first = f"{args.checkpoint}.w0" if root else args.checkpoint  # root: one file a worker
@@ -148,7 +149,7 @@ def _checkpointing(args: argparse.Namespace, agent: NMCS | NRPA | UCT) -> dict[s
 
 def _recorded_params(
     args: argparse.Namespace, agent: NMCS | NRPA | UCT, env: gym.Env
-) -> dict[str, Any]:
+) -> dict[str, object]:
     params = dict(agent.params)
     if params.get("policy", "") is None:  # the game's: its race's policies, or its default
         race = args.parallel == "race"

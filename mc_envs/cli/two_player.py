@@ -71,7 +71,7 @@ def play_terminal(
     input_fn: Callable[[str], str] = input,
     out: TextIO | None = None,
     sgf: str | None = None,
-    env_kwargs: dict[str, Any] | None = None,
+    env_kwargs: dict[str, Any] | None = None,  # gym.make's keywords
 ) -> float:
     """A human against an agent in the terminal.
 

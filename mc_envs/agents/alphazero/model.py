@@ -145,6 +145,12 @@ def init_model(
     return Model(env_id, init_params(arch, obs_size, n_actions, seed), dict(arch))
 
 
-def alphazero_agent(model: Model, *, sims: int = 200, seed: int = 0, **kwargs: Any) -> PUCT:
+def alphazero_agent(
+    model: Model,
+    *,
+    sims: int = 200,
+    seed: int = 0,
+    **kwargs: Any,  # PUCT's keywords
+) -> PUCT:
     """A PUCT player guided by ``model`` (AlphaZero's selection form), ``sims`` simulations a move."""
     return PUCT(evaluator=model, iterations=sims, form="alphazero", seed=seed, **kwargs)

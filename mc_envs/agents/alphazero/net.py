@@ -16,14 +16,23 @@ with a ``w`` (L2-regularised in training); biases with a ``b``.
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+import types
+from typing import TYPE_CHECKING, TypeGuard, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import jax
+
+# An array of the network: numpy's (to play) or JAX's (to train), as the array module ``xp`` makes.
+Array = TypeVar("Array", np.ndarray, "jax.Array")
 
 KINDS = ("mlp", "resnet")
 
 
-def forward(params: dict, observations: Any, arch: dict, xp: Any = np) -> tuple[Any, Any]:
+def forward(
+    params: dict[str, Array], observations: Array, arch: dict, xp: types.ModuleType = np
+) -> tuple[Array, Array]:
     """The raw move logits ``[B, A]`` and values ``[B]`` (in [-1, 1]) of a batch of observations,
     with ``xp`` numpy or ``jax.numpy``."""
     b = observations.shape[0]
@@ -43,7 +52,7 @@ def forward(params: dict, observations: Any, arch: dict, xp: Any = np) -> tuple[
     return flat @ params["wp"] + params["bp"], xp.tanh(hidden @ params["wv"] + params["bv"])[:, 0]
 
 
-def _conv3(x: Any, w: Any, bias: Any, xp: Any) -> Any:
+def _conv3(x: Array, w: Array, bias: Array, xp: types.ModuleType) -> Array:
     """3x3 convolution, zero padding: ``x`` [B, H, W, Cin], ``w`` [9 * Cin, Cout]."""
     _, hh, ww, _ = x.shape
     pad = xp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -130,7 +130,9 @@ def self_play_batch(
     return _positions(slots.out, model)
 
 
-def _vector_env(env_id: str, m: int, seed: int) -> tuple[Any, PlanningVectorEnv, dict]:
+def _vector_env(
+    env_id: str, m: int, seed: int
+) -> tuple[gym.vector.VectorEnv, PlanningVectorEnv, dict]:
     """The compiled vector env of ``m`` games of ``env_id``, reset: (env, its planning env, info).
 
     Raises:

@@ -6,8 +6,6 @@ Used by ``UCT.from_preset(name)``, ``PUCT.from_preset(name)``, the env option
 
 from __future__ import annotations
 
-from typing import Any
-
 PRESETS: dict[str, int] = {
     "beginner": 20,
     "easy": 100,
@@ -18,11 +16,14 @@ PRESETS: dict[str, int] = {
 }
 
 
+# A constructor keyword's value as a spec gives it (mc_envs.agents.specs.option_value).
+OptionValue = bool | int | float | str | None
+
 # Named agents that are a full set of constructor keywords: the spec ``"uct-go"`` is
 # ``UCT(**SPEC_PRESETS["uct-go"])`` (the key is the whole spec: ``"uct-<name>"`` or
 # ``"puct-<name>"``). A new one is a line here; ``known()``, the opponents registry and
 # ``mc-envs arena`` pick it up, and ``"uct-go:rave=500"`` overrides one of its keywords.
-SPEC_PRESETS: dict[str, dict[str, Any]] = {
+SPEC_PRESETS: dict[str, dict[str, OptionValue]] = {
     # Go (issue 43's ladder): MoGo's playouts, RAVE with Gelly and Silver's hand schedule and no
     # UCB term (as MoGo), their heuristic prior, the tree kept between moves. 50,000 playouts a
     # move, at most 10 s: about 2.5 s a move on one core of a 2-core machine at 9x9, so that two

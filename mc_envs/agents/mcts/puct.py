@@ -26,7 +26,7 @@ generator seeded by ``(seed, search number)``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from mc_envs.agents.mcts.uct import DEFAULT_ITERATIONS, TreeAgent
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.agents.mcts.search import Prior, SearchFn
     from mc_envs.core import PlanningEnv
 
 FORMS = ("alphago", "alphazero")  # the selection rules of mc_envs.agents.mcts.selection
@@ -54,7 +55,7 @@ def kernel_prior(game_module: str, game: str, name: str) -> KernelPrior:
     return KernelPrior(name, game, kernel.priors[name])
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> KernelPrior:
     # connect_four_prior: the example heuristic prior for Connect Four (centre columns first,
     # immediate wins and blocks strongly preferred), made on first use so that importing agents
     # imports no game.
@@ -65,7 +66,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _check_guides(prior: Any, form: str, evaluator: Any, batch_size: int) -> None:
+def _check_guides(prior: object, form: str, evaluator: object, batch_size: int) -> None:
     """Raises TypeError or ValueError for a PUCT's prior, form, evaluator and batch size that do
     not go together."""
     if evaluator is not None and not callable(evaluator):
@@ -111,7 +112,7 @@ class PUCT(TreeAgent):
     def __init__(
         self,
         *,
-        prior: Callable[[Any], Any] | KernelPrior | None = None,
+        prior: Prior | KernelPrior | None = None,
         form: str = "alphago",
         c: float = 2.0,
         fpu: float = 0.5,
@@ -182,7 +183,7 @@ class PUCT(TreeAgent):
             ),
         }
 
-    def _compiled_prior(self, base: PlanningEnv) -> tuple[bool, Any]:
+    def _compiled_prior(self, base: PlanningEnv) -> tuple[bool, KernelPrior | None]:
         if self.evaluator is not None:
             return False, None
         if self.prior is None:
@@ -191,10 +192,10 @@ class PUCT(TreeAgent):
             return True, self.prior
         return False, None
 
-    def _generic_prior(self) -> Any:
+    def _generic_prior(self) -> Prior | None:
         return self.prior
 
-    def _generic_fn(self, plain: bool = False, base: PlanningEnv | None = None) -> Any:
+    def _generic_fn(self, plain: bool = False, base: PlanningEnv | None = None) -> SearchFn:
         if self.evaluator is None:
             return super()._generic_fn(plain, base)
         return evaluated_search(self.evaluator, self.batch_size, self.value_scale, self.rule)

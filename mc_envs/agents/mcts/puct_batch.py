@@ -31,7 +31,7 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 
@@ -52,7 +52,11 @@ from mc_envs.rng import rng_state
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from gymnasium.spaces import Box, Discrete
+    from numba.core.registry import CPUDispatcher
 
+    from mc_envs.core import PlanningEnv
+    from mc_envs.kernel import Kernel
     from mc_envs.vector import PlanningVectorEnv
 
 NO_ACTION = -1  # the action chosen in a game that is already over
@@ -224,7 +228,7 @@ def _planning_vector_env(vector_env: gym.vector.VectorEnv) -> PlanningVectorEnv:
 
 def _num_actions(venv: PlanningVectorEnv) -> int:
     """The size of a sub-env's action space (a ``Discrete``)."""
-    space: Any = venv.single_action_space
+    space = cast("Discrete", venv.single_action_space)  # the sub-env's, a Discrete
     return int(space.n)
 
 
@@ -325,9 +329,11 @@ def _stand_in(
     seconds of compiling first (13 s for Go). Nothing when they are cached, or where interpreting
     is off (a vector env of :data:`mc_envs.vector.cold.INTERPRET_BELOW` sub-envs or more was
     made in this process: Python could not search a thousand games)."""
-    entries = [fns.new_roots, fns.simulate, expand_and_backup, root_counts]
+    # batch_kernels' numba dispatchers (BatchKernels types them by their calls)
+    new_roots, simulate, playout_values = cast("tuple[CPUDispatcher, ...]", fns)
+    entries = [new_roots, simulate, expand_and_backup, root_counts]
     if not evaluated:
-        entries.append(fns.playout_values)
+        entries.append(playout_values)
     proto = venv.proto
     job = functools.partial(
         _search_once, type(venv), type(proto), venv.env_kwargs, evaluated, config, prior, policy
@@ -336,8 +342,8 @@ def _stand_in(
 
 
 def _search_once(
-    vector_class: Any,
-    env_class: Any,
+    vector_class: type[PlanningVectorEnv],
+    env_class: type[PlanningEnv],
     kwargs: dict,
     evaluated: bool,
     config: BatchConfig,
@@ -414,9 +420,9 @@ def _rounds(
     return root, calls
 
 
-def _leaves(roots: np.ndarray, kernel: Any, venv: PlanningVectorEnv, a: int) -> Leaves:
+def _leaves(roots: np.ndarray, kernel: Kernel, venv: PlanningVectorEnv, a: int) -> Leaves:
     m = len(roots)
-    space: Any = venv.single_observation_space
+    space = cast("Box", venv.single_observation_space)  # the sub-env's, a Box
     return Leaves(
         states=roots.copy(),
         ws=np.repeat(kernel.workspace(roots[0])[None, :], m, axis=0),

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -67,6 +67,10 @@ from mc_envs.agents.ops import (
     returns,
     score,
 )
+
+if TYPE_CHECKING:
+    from mc_envs.agents.mcts.search import KernelPrior
+    from mc_envs.kernel import Kernel
 
 ROOT_NODE = 0  # every tree's root
 
@@ -233,7 +237,9 @@ class BatchKernels(NamedTuple):
     playout_values: PlayoutValues
 
 
-def batch_kernels(kernel: Any, prior: Any = None, rule: str = "alphago") -> BatchKernels:
+def batch_kernels(
+    kernel: Kernel, prior: KernelPrior | None = None, rule: str = "alphago"
+) -> BatchKernels:
     """The compiled ``new_roots``, ``simulate`` (with the selection ``rule``, a name of
     :data:`mc_envs.agents.mcts.selection.RULES`) and ``playout_values`` (with the
     :class:`~mc_envs.agents.mcts.search.KernelPrior` ``prior``, uniform if None) of a kernel,

@@ -22,19 +22,20 @@ score; a finished game's score is divided by ``value_scale``, the env's ``max_sc
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from mc_envs.agents.base import Slot, StopCode
 from mc_envs.agents.common import count_playout, record
 from mc_envs.agents.mcts.search import ENDED, OUT_OF_ROOM, Scratch, normalised_priors
-from mc_envs.agents.mcts.selection import select_from_python
+from mc_envs.agents.mcts.selection import SelectScalars, select_from_python
 from mc_envs.agents.mcts.tree import (
     ACTION,
     NUM_EDGES,
     ROOT,
     VISITS,
+    TreeArrays,
     backup,
     child_of,
     expand,
@@ -46,7 +47,10 @@ from mc_envs.agents.mcts.tree import (
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from mc_envs.agents.mcts.search import SearchFn
+    from mc_envs.agents.ops import EnvStates, Game, Shared
     from mc_envs.contract import PlanningContract
+    from mc_envs.core import PolicyFactory
 
 # The control block's slots and codes as plain ints: this search runs in Python, where reading an
 # IntEnum member costs 1.5 us (12% of a descent).
@@ -80,7 +84,7 @@ def observe(env: gym.Env) -> np.ndarray:
 
 def evaluated_search(
     evaluator: Evaluator, batch_size: int, value_scale: float | None, rule: str
-) -> Callable:
+) -> SearchFn:
     """The leaf-batched search, with the signature of the tree template (``g, t, scratch,
     policy, rng, sh``), for the :class:`mc_envs.agents.mcts.uct.TreeAgent` program loop;
     ``g.states`` is an :class:`~mc_envs.agents.ops.EnvStates` whose slot 0 holds the root.
@@ -94,7 +98,11 @@ def evaluated_search(
 
 class _EvaluatedSearch:
     def __init__(
-        self, evaluator: Evaluator, batch_size: int, value_scale: float | None, select: Any
+        self,
+        evaluator: Evaluator,
+        batch_size: int,
+        value_scale: float | None,
+        select: SelectScalars,
     ) -> None:
         self.evaluator, self.batch_size, self.value_scale = evaluator, batch_size, value_scale
         self.select = select
@@ -111,7 +119,7 @@ class _EvaluatedSearch:
             raise ValueError("PUCT(evaluator=...) on a puzzle needs value_scale= or env.max_score")
         return float(env.score) / float(scale)
 
-    def flush(self, t: Any, scratch: Scratch) -> None:
+    def flush(self, t: TreeArrays, scratch: Scratch) -> None:
         """Evaluates the pending leaves in one call, expands them and backs their values up."""
         pending, two_player = self.pending, scratch.settings.two_player
         if not pending:
@@ -131,7 +139,15 @@ class _EvaluatedSearch:
             backup(t, p.node, r, two_player, 0.0)
         pending.clear()
 
-    def __call__(self, g: Any, t: Any, scratch: Scratch, policy: Any, rng: Any, sh: Any) -> int:
+    def __call__(
+        self,
+        g: Game,
+        t: TreeArrays,
+        scratch: Scratch,
+        policy: int | PolicyFactory,
+        rng: np.ndarray,
+        sh: Shared,
+    ) -> int:
         control = sh.control
         max_actions = scratch.moves.shape[0]
         while True:
@@ -148,7 +164,9 @@ class _EvaluatedSearch:
                 continue
             self.descend(g.states, t, scratch, rng, sh)
 
-    def descend(self, states: Any, t: Any, scratch: Scratch, rng: Any, sh: Any) -> None:
+    def descend(
+        self, states: EnvStates, t: TreeArrays, scratch: Scratch, rng: np.ndarray, sh: Shared
+    ) -> None:
         """One descent from the root to a leaf, counting a visit (a virtual loss) on its path:
         the leaf joins the pending ones, or its known value is backed up (a finished game), or
         (a leaf already pending) the round is evaluated first and the descent taken back."""

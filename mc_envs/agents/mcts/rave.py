@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
@@ -38,12 +38,22 @@ from mc_envs.agents.mcts.tree import (
     MOVER,
     NUM_EDGES,
     PARENT,
+    TreeArrays,
 )
 from mc_envs.core import unwrap
 from mc_envs.kernel import KnowledgeFn, k_knowledge
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from numpy.typing import ArrayLike
+
+    from mc_envs._numba import Dispatcher
+    from mc_envs.agents.ops import EnvStates
+    from mc_envs.kernel import Kernel
+
+    #: Tree knowledge on the generic path: ``knowledge(env) -> (visits, values)`` over the legal
+    #: actions in sorted order.
+    EnvKnowledge = Callable[[gym.Env], tuple[ArrayLike, ArrayLike]]
 
 # -- the AMAF update (after each iteration's backup) -----------------------------------------------
 
@@ -114,14 +124,31 @@ def _knowledge_edge_stats(t, e0, n, states, i, ws, moves, scratch):  # pragma: n
     write_edge_stats(t, e0, n, scratch.know_visits, scratch.know_values)
 
 
-def compiled_edge_stats(kernel: Any, name: str) -> Any:
+class KnowledgeScratch(Protocol):
+    """What the new-edge hooks use of a search's scratch
+    (:class:`mc_envs.agents.mcts.search.Scratch`)."""
+
+    @property
+    def know_visits(self) -> np.ndarray: ...
+
+    @property
+    def know_values(self) -> np.ndarray: ...
+
+
+# The generic path's new-edge hook, ``edge_stats(t, e0, n, states, i, ws, moves, scratch)``.
+GenericEdgeStats = Callable[
+    [TreeArrays, int, int, "EnvStates", int, None, np.ndarray, KnowledgeScratch], None
+]
+
+
+def compiled_edge_stats(kernel: Kernel, name: str) -> Dispatcher:
     """The compiled new-edge hook of the kernel's knowledge ``name`` (compiled, cached)."""
     return instantiate(
         _knowledge_edge_stats, f"{kernel.name}_{name}", k_knowledge=kernel.knowledge[name]
     )
 
 
-def generic_edge_stats(knowledge: Callable[[Any], Any]) -> Any:
+def generic_edge_stats(knowledge: EnvKnowledge) -> GenericEdgeStats:
     """The generic path's new-edge hook of ``knowledge(env) -> (visits, values)``, called on the
     env in the node's state."""
 
@@ -135,7 +162,7 @@ def generic_edge_stats(knowledge: Callable[[Any], Any]) -> Any:
     return edge_stats
 
 
-def kernel_knowledge(kernel: Any, fn: KnowledgeFn) -> Callable[[Any], Any]:
+def kernel_knowledge(kernel: Kernel, fn: KnowledgeFn) -> EnvKnowledge:
     """A kernel's compiled knowledge ``fn`` as a generic ``knowledge(env) -> (visits, values)``
     (the env's state array, a fresh workspace)."""
 
@@ -159,7 +186,7 @@ class TreeOptions(NamedTuple):
 
     rave: float | None  # k of the hand-selected schedule
     rave_bias: float | None  # b of the minimum-MSE schedule
-    knowledge: str | Callable | None  # a kernel's knowledge name, or knowledge(env)
+    knowledge: str | EnvKnowledge | None  # a kernel's knowledge name, or knowledge(env)
     fpu: float  # the value of an edge with no statistic at all (rule "rave")
 
     @property
@@ -181,7 +208,7 @@ class TreeOptions(NamedTuple):
 
 
 def tree_options(
-    rave: float | None, rave_bias: float | None, knowledge: Any, fpu: float
+    rave: float | None, rave_bias: float | None, knowledge: str | EnvKnowledge | None, fpu: float
 ) -> TreeOptions:
     """The options, checked.
 
@@ -208,7 +235,7 @@ def tree_options(
     )
 
 
-def knowledge_of(kernel: Any, name: str, game: str) -> KnowledgeFn:
+def knowledge_of(kernel: Kernel | None, name: str, game: str) -> KnowledgeFn:
     """The kernel's knowledge ``name``.
 
     Raises:

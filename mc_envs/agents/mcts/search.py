@@ -15,7 +15,8 @@ them: ``edge_stats`` after an expansion, ``amaf_backup`` after the backup.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -42,6 +43,7 @@ from mc_envs.agents.mcts.tree import (
     ROOT,
     UNEXPANDED,
     VISITS,
+    TreeArrays,
     backup,
     child_of,
     expand,
@@ -64,6 +66,17 @@ from mc_envs.core import unwrap
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from numpy.typing import ArrayLike
+
+    from mc_envs._numba import Dispatcher
+    from mc_envs.agents.mcts.rave import EnvKnowledge
+    from mc_envs.agents.ops import EnvStates, Game, Shared
+    from mc_envs.core import PolicyFactory
+    from mc_envs.kernel import Kernel, PriorFn
+
+    #: A move prior of the generic path, ``prior(env) -> probabilities``: indexed by action over
+    #: the whole action space, or aligned with ``env.legal_actions()``.
+    Prior = Callable[[gym.Env], ArrayLike]
 
 # What the template returns to its caller (the tree agent's program).
 ENDED = 0  # the control block says stop (a StopCode is set)
@@ -103,6 +116,15 @@ class Scratch(NamedTuple):
     marks: np.ndarray  # [2, A] int64, RAVE: the iteration that last saw a player's move
     know_visits: np.ndarray  # [A] float64, knowledge: the virtual visits of a new node's edges
     know_values: np.ndarray  # [A] float64, knowledge: their mean values
+
+
+# A tree search, compiled or generic: ``fn(g, t, scratch, policy, rng, sh) -> ENDED, OUT_OF_ROOM
+# or CHUNK_DONE``; ``policy`` is a kernel's policy code (compiled) or a factory (generic).
+SearchFn = Callable[["Game", TreeArrays, Scratch, "int | PolicyFactory", np.ndarray, "Shared"], int]
+# ``compute_prior(states, i, actions, n, out)`` of the generic path.
+ComputePrior = Callable[["EnvStates", int, np.ndarray, int, np.ndarray], None]
+# The search template's RAVE hooks (their arguments: :func:`update_amaf`, :func:`zero_edge_stats`).
+Hook = Callable[..., None]
 
 
 def _tree_search(g, t, scratch, policy, rng, sh):
@@ -177,7 +199,7 @@ class KernelPrior:
         fn: the numba function.
     """
 
-    def __init__(self, name: str, game: str, fn: Any) -> None:
+    def __init__(self, name: str, game: str, fn: PriorFn) -> None:
         self.name, self.game, self.fn = name, game, fn
 
     def __call__(self, env: gym.Env) -> np.ndarray:
@@ -204,7 +226,7 @@ def normalised_priors(row, moves, n, out):
             out[k] = 1.0 / n
 
 
-def generic_prior(prior: Any) -> Any:
+def generic_prior(prior: Prior | None) -> ComputePrior:
     """The generic-path binding of ``compute_prior`` for a prior callable (or None: uniform)."""
 
     normalised = plain_python(normalised_priors)
@@ -227,12 +249,12 @@ def generic_prior(prior: Any) -> Any:
 
 
 def compiled_search(
-    kernel: Any,
+    kernel: Kernel,
     prior: KernelPrior | None = None,
     rule: str = "ucb1",
     amaf: bool = False,
     knowledge: str | None = None,
-) -> Any:
+) -> Dispatcher:
     """The compiled tree search of a kernel (each made once: :func:`~mc_envs._numba.instantiate`'s
     memo), with a compiled prior (uniform if None), a selection rule (a name of
     :data:`mc_envs.agents.mcts.selection.RULES`), AMAF statistics (``amaf``) and the kernel's tree
@@ -241,43 +263,54 @@ def compiled_search(
     name = prior.name if prior is not None else "uniform"
     ops = dict(compiled_ops(kernel))
     ops["compute_prior"] = uniform_priors if prior is None else prior_op(kernel, name, prior.fn)
-    hooks = _hooks(amaf, knowledge is not None)
+    amaf_backup, edge_stats = _hooks(amaf, knowledge is not None)
     if knowledge is not None:
-        hooks["edge_stats"] = compiled_edge_stats(kernel, knowledge)
+        edge_stats = compiled_edge_stats(kernel, knowledge)
     suffix = f"{kernel.name}_{name}_{rule}"
     suffix += ("_amaf" if amaf else "") + (f"_k{knowledge}" if knowledge is not None else "")
-    return instantiate(_tree_search, suffix, select_edge=RULES[rule], **hooks, **ops)
+    return instantiate(
+        _tree_search,
+        suffix,
+        select_edge=RULES[rule],
+        amaf_backup=amaf_backup,
+        edge_stats=edge_stats,
+        **ops,
+    )
 
 
-def _hooks(amaf: bool, wide: bool, plain: bool = False) -> dict[str, Any]:
-    """The bindings of the template's RAVE hooks (``plain``: uncompiled)."""
-    hooks = {
-        "amaf_backup": update_amaf if amaf else no_amaf,
-        "edge_stats": zero_edge_stats if wide or amaf else no_edge_stats,
-    }
-    return {k: plain_python(v) for k, v in hooks.items()} if plain else hooks
+def _hooks(amaf: bool, wide: bool) -> tuple[Dispatcher, Dispatcher]:
+    """The template's RAVE hooks, ``amaf_backup`` and ``edge_stats``, compiled."""
+    return (
+        update_amaf if amaf else no_amaf,
+        zero_edge_stats if wide or amaf else no_edge_stats,
+    )
 
 
 def generic_search(
-    prior: Any = None,
+    prior: Prior | None = None,
     plain: bool = False,
     rule: str = "ucb1",
     amaf: bool = False,
-    knowledge: Any = None,
-) -> Any:
+    knowledge: EnvKnowledge | None = None,
+) -> SearchFn:
     """The tree search as plain Python over :class:`~mc_envs.agents.ops.EnvStates` (``plain``: its
     compiled helpers too, :func:`~mc_envs.agents.ops.bind_generic`), with AMAF statistics
     (``amaf``) and ``knowledge(env) -> (visits, values)`` (or None)."""
     select = plain_python(RULES[rule]) if plain else RULES[rule]
-    hooks = _hooks(amaf, knowledge is not None, plain)
+    amaf_backup, edge_stats = _hooks(amaf, knowledge is not None)
+    backup_hook: Hook = plain_python(amaf_backup) if plain else amaf_backup
+    stats_hook: Hook
     if knowledge is not None:
-        hooks["edge_stats"] = generic_edge_stats(knowledge)
-    elif not plain:  # it takes the states, which numba cannot type here
-        hooks["edge_stats"] = hooks["edge_stats"].py_func
+        stats_hook = generic_edge_stats(knowledge)
+    elif plain:
+        stats_hook = plain_python(edge_stats)
+    else:  # it takes the states, which numba cannot type here
+        stats_hook = edge_stats.py_func
     return bind_generic(
         _tree_search,
         plain=plain,
         compute_prior=generic_prior(prior),
         select_edge=select,
-        **hooks,
+        amaf_backup=backup_hook,
+        edge_stats=stats_hook,
     )

@@ -19,7 +19,8 @@ its mean (``use_max``: best) score normalised by the lowest and highest scores s
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,6 +43,7 @@ from mc_envs.agents.mcts.tree import (
     PRIOR,
     TOTAL,
     VISITS,
+    TreeArrays,
 )
 from mc_envs.rng import rng_below
 
@@ -253,7 +255,11 @@ def _select_scalars(t, node, rng, c, fpu, two_player, use_max):  # pragma: no co
     return select_edge(t, node, rng, Settings(c, fpu, 0.0, two_player, use_max, 0.0, 0.0))
 
 
-def select_from_python(rule: str) -> Any:
+# ``select(t, node, rng, c, fpu, two_player, use_max) -> edge`` (:func:`select_from_python`).
+SelectScalars = Callable[[TreeArrays, int, np.ndarray, float, float, bool, bool], int]
+
+
+def select_from_python(rule: str) -> SelectScalars:
     """The rule as a compiled function to call from Python, ``select(t, node, rng, c, fpu,
     two_player, use_max)``: numba's dispatcher types scalars 2 us faster a call than a
     :class:`Settings`."""

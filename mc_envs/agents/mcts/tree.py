@@ -20,12 +20,15 @@ raw scores, normalised at selection by the lowest and highest playout score seen
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast
 
 import numpy as np
 
 from mc_envs._numba import njit
 from mc_envs.agents.base import NEG_INF
+
+if TYPE_CHECKING:
+    from mc_envs.state import State
 
 S = TypeVar("S")  # a state as a search keeps it: a compiled row or an env's snapshot
 
@@ -209,9 +212,9 @@ class Tree:
         edges = max(nodes * 2, 2 * self.max_actions)
         self.arrays = empty_arrays(nodes, edges, edge_columns=edge_columns)
         self.edge_bytes = 8 * (2 + edge_columns)
-        self.root_state: Any = None
+        self.root_state: np.ndarray | State | None = None  # a compiled row, or an env's snapshot
 
-    def new_root(self, mover: int, root_state: Any) -> None:
+    def new_root(self, mover: int, root_state: np.ndarray | State) -> None:
         """Empties the tree; the root's mover is the player who moved into it."""
         init_root.py_func(self.arrays, mover)
         self.root_state = root_state
@@ -288,9 +291,11 @@ class Tree:
     ) -> int | None:
         """The node holding ``state``: the root, or a node one or two moves below it (a child's
         state is ``advance(its parent's, action)``), else None."""
-        if equal(self.root_state, state):
+        # A tree is kept for one path (the tree agent's key): its root is of the caller's kind.
+        root_state = cast(S, self.root_state)
+        if equal(root_state, state):
             return self.root
-        frontier = [(self.root, self.root_state)]
+        frontier = [(self.root, root_state)]
         for _ in range(2):
             nxt = []
             for node, here in frontier:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
@@ -47,9 +47,11 @@ from mc_envs.rng import rng_state
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from numba.core.registry import CPUDispatcher
 
     from mc_envs.agents.checkpoint import Checker
-    from mc_envs.core import PlanningEnv
+    from mc_envs.agents.mcts.search import KernelPrior, Prior, SearchFn
+    from mc_envs.core import PlanningEnv, PolicyFactory
     from mc_envs.state import State
 
 DEFAULT_ITERATIONS = 1000
@@ -106,7 +108,7 @@ class TreeAgent(ParallelAgent):
         self.reset()
 
     @classmethod
-    def from_preset(cls, preset: str, **kwargs: Any) -> TreeAgent:
+    def from_preset(cls, preset: str, **kwargs: Any) -> TreeAgent:  # the constructor's keywords
         """An agent with the iteration budget of a named difficulty (see :data:`mc_envs.agents.mcts.presets.PRESETS`)."""
         return cls(iterations=preset_iterations(preset), **kwargs)
 
@@ -118,7 +120,7 @@ class TreeAgent(ParallelAgent):
     def reset(self) -> None:
         """Forgets the tree and restarts the random stream from the seed."""
         self._tree: Tree | None = None
-        self._tree_key: Any = None
+        self._tree_key: tuple[object, ...] | None = None
         self._rng = rng_state(self.seed)
         self._searches = 0
 
@@ -152,14 +154,14 @@ class TreeAgent(ParallelAgent):
 
     # -- hooks for PUCT -------------------------------------------------------------------------
 
-    def _compiled_prior(self, base: PlanningEnv) -> tuple[bool, Any]:
+    def _compiled_prior(self, base: PlanningEnv) -> tuple[bool, KernelPrior | None]:
         """(the compiled path can serve this env's prior, the compiled prior or None)."""
         return True, None
 
-    def _generic_prior(self) -> Any:
+    def _generic_prior(self) -> Prior | None:
         return None
 
-    def _generic_fn(self, plain: bool = False, base: PlanningEnv | None = None) -> Any:
+    def _generic_fn(self, plain: bool = False, base: PlanningEnv | None = None) -> SearchFn:
         """The search run on the generic path (the template over the contract; ``plain``: its
         compiled helpers too) over the env ``base`` (the one being searched)."""
         o = self.options
@@ -167,7 +169,9 @@ class TreeAgent(ParallelAgent):
         if isinstance(knowledge, str):
             kernel = getattr(base, "kernel", None)
             game = getattr(base, "game", type(base).__name__)
-            knowledge = kernel_knowledge(kernel, knowledge_of(kernel, knowledge, game))
+            fn = knowledge_of(kernel, knowledge, game)
+            assert kernel is not None  # knowledge_of found the knowledge in it
+            knowledge = kernel_knowledge(kernel, fn)
         return generic_search(self._generic_prior(), plain, self.rule, o.amaf, knowledge)
 
     def _settings(self, two_player: bool, noise_eps: float) -> Settings:
@@ -205,8 +209,8 @@ class TreeAgent(ParallelAgent):
             raise ValueError("no legal move: the game is over")
         path = self._path(base)
         tree = self._root_tree(base, path)
-        if not path.fast:
-            base.restore_state(path.root)  # matching the tree moved the env
+        if not path.fast:  # matching the tree moved the env
+            base.restore_state(cast("State", path.root))  # the generic path's root: a snapshot
 
         def program(env: gym.Env, runner: Runner) -> _Program:
             if path.two_player:
@@ -360,7 +364,8 @@ class TreeAgent(ParallelAgent):
                     kernel.legal(s, ws, out)
                     return s
 
-                node = tree.node_of(current, advance, np.array_equal)
+                row = cast(np.ndarray, current)  # the compiled path's root: a state array
+                node = tree.node_of(row, advance, np.array_equal)
             else:
 
                 def advance_env(state: State, a: int) -> State:
@@ -368,7 +373,8 @@ class TreeAgent(ParallelAgent):
                     base.step(a)
                     return base.clone_state()
 
-                node = tree.node_of(current, advance_env, lambda x, y: x == y)
+                snapshot = cast("State", current)  # the generic path's root: a snapshot
+                node = tree.node_of(snapshot, advance_env, lambda x, y: x == y)
         if tree is None or node is None:
             tree = Tree(max_actions, edge_columns=WIDE if self.options.wide else NARROW)
             mover = 1 - int(base.current_player) if two_player else 0
@@ -425,9 +431,9 @@ class _Path(NamedTuple):
     snapshot), and whether the game has two players."""
 
     fast: bool
-    fn: Any
-    policy: Any
-    root: Any
+    fn: SearchFn
+    policy: int | PolicyFactory
+    root: np.ndarray | State
     two_player: bool
 
 
@@ -439,13 +445,13 @@ class _Program:
     one (:mod:`mc_envs.agents.compile_ahead`); the tree carries over."""
 
     algo = "tree"
-    steps = ()
+    steps: tuple[CPUDispatcher, ...] = ()
 
     def __init__(
         self, agent: TreeAgent, runner: Runner, path: _Path, tree: Tree, scratch: Scratch
     ) -> None:
         self.agent, self.runner, self.tree, self.scratch = agent, runner, tree, scratch
-        self.params: dict[str, Any] = {}
+        self.params: dict[str, object] = {}
         self.fast = path.fast
         self.fn, self.policy = path.fn, path.policy
         self.g = runner.game(2, path.fast)
@@ -457,9 +463,10 @@ class _Program:
         """The agent as the compiling child needs it: without its tree."""
         return solo(self.agent, _tree=None, _tree_key=None)
 
-    def entries(self) -> list[Any]:
+    def entries(self) -> list[CPUDispatcher]:
         """The compiled entry point (for :mod:`mc_envs.agents.compile_ahead`)."""
-        return [self._compiled[0]]
+        # asked on the compiled path only (the runner's program.fast): compiled_search's dispatcher
+        return [cast("CPUDispatcher", self._compiled[0])]
 
     def bind(self, fast: bool, plain: bool = False) -> None:
         """Runs on the compiled path (``fast``) or the generic one (``plain``: its helpers
@@ -484,8 +491,8 @@ class _Program:
             elif code != CHUNK_DONE or control[Slot.PAUSE] != 0:
                 return
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, object]:
         raise ValueError("tree searches have no checkpoints")
 
-    def load(self, data: dict[str, Any], check: Checker) -> None:
+    def load(self, data: dict[str, object], check: Checker) -> None:
         raise ValueError("tree searches have no checkpoints")

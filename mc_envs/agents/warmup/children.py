@@ -8,11 +8,14 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 import gymnasium as gym
 
 from mc_envs.agents.warmup.work import Done, Entry, entries
+
+if TYPE_CHECKING:
+    import selectors
 
 RSS_BOUND = 350 * 2**20  # bytes: a child past this peak is replaced after its entry
 CHILDREN = 2
@@ -132,7 +135,8 @@ def warm(env_ids: list[str] | None = None, children: int = CHILDREN) -> Iterator
             _retire(child, pool, watch)
 
 
-def _retire(child: Child, pool: list[Child], watch: Any) -> None:
+def _retire(child: Child, pool: list[Child], watch: selectors.BaseSelector) -> None:
+    assert child.proc.stdout is not None
     watch.unregister(child.proc.stdout)
     pool.remove(child)
     child.close()

@@ -6,12 +6,16 @@ import json
 import resource
 import sys
 import time
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from mc_envs.core import unwrap
 
 if TYPE_CHECKING:
+    import gymnasium as gym
+    from numba.core.event import Event
+
     from mc_envs.core import PlanningEnv
+    from mc_envs.vector import PlanningVectorEnv
 
 
 class Entry(NamedTuple):
@@ -64,7 +68,7 @@ def entries(env_ids: list[str] | None = None) -> list[Entry]:
     return out
 
 
-def run_entry(entry: Entry, envs: dict[str, Any]) -> None:
+def run_entry(entry: Entry, envs: dict[str, gym.Env]) -> None:
     """Runs ``entry`` once with the smallest budget that compiles it (``envs``: this process's
     single envs by id, made on their ``env`` entry)."""
     import gymnasium as gym
@@ -96,7 +100,8 @@ def run_entry(entry: Entry, envs: dict[str, Any]) -> None:
         agent.search(env, iterations=2)
     else:
         threads = entry.arg if entry.kind == "vector" else 1
-        vec: Any = gym.make_vec(entry.env_id, num_envs=2, threads=threads)  # mc_envs.vector
+        made = gym.make_vec(entry.env_id, num_envs=2, threads=threads)
+        vec = cast("PlanningVectorEnv", made)  # an mc_envs id's vector entry point
         vec.reset(seed=0)
         if entry.kind == "vector":
             vec.step(vec.action_masks().argmax(1))
@@ -118,15 +123,15 @@ def serve() -> None:
     class Count(event.Listener):
         n = 0
 
-        def on_start(self, ev: Any) -> None:
+        def on_start(self, ev: Event) -> None:
             self.n += 1
 
-        def on_end(self, ev: Any) -> None:
+        def on_end(self, ev: Event) -> None:
             pass
 
     counter = Count()
     event.register("numba:compile", counter)
-    envs: dict[str, Any] = {}
+    envs: dict[str, gym.Env] = {}
     for line in sys.stdin:
         entry = Entry(*json.loads(line))
         before, start, error = counter.n, time.perf_counter(), None
