@@ -178,11 +178,11 @@ class SearchOptions(TypedDict, total=False):
 
 class SearchKeywords(SearchOptions, total=False):
     """The keywords of a ``search`` call besides its callback, as a parallel search hands them
-    to a worker's task: its budget and its checkpoint (a budget left out is no limit)."""
+    to a worker's task: its budget and its checkpoint (a budget left out or None: no limit)."""
 
-    time_limit: float
-    playouts: int
-    iterations: int
+    time_limit: float | None
+    playouts: int | None
+    iterations: int | None
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,12 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 from mc_envs.agents.base import (
     NEG_INF,
     Budget,
-    Callback,
     Searcher,
     SearchOptions,
     SearchResult,
     StopReason,
 )
-from mc_envs.agents.parallel.messages import Budgets, Task
+from mc_envs.agents.parallel.messages import Budgets, Searching, Task
 from mc_envs.agents.parallel.pools import BACKENDS, Pool, make_pool
 from mc_envs.agents.parallel.rounds import Rounds, why_ended
 from mc_envs.core import strict, unwrap
@@ -149,7 +148,7 @@ class ParallelAgent(Searcher):
         return result.actions[0]
 
 
-class Parallel(Protocol):
+class Parallel(Searching, Protocol):
     """What the parallel schemes read of an agent: its parallel keywords, its seed and its
     search (a :class:`ParallelAgent` is one; a scheme's own protocol adds what it reads more)."""
 
@@ -158,19 +157,6 @@ class Parallel(Protocol):
     address: str | None
     parallel: str
     seed: int
-
-    def search(
-        self,
-        env: gym.Env,
-        *,
-        time_limit: float | None = None,
-        playouts: int | None = None,
-        iterations: int | None = None,
-        callback: Callback | None = None,
-        **options: Unpack[SearchOptions],
-    ) -> SearchResult:
-        """The agent's search (:meth:`mc_envs.agents.base.Searcher.search`)."""
-        ...
 
 
 A = TypeVar("A", bound=Parallel)

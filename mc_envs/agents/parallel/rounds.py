@@ -240,7 +240,8 @@ class Rounds:
             return budgets
         if left == 0.0:
             self.end(StopReason.TIME)  # the tasks not yet started return at once
-        left = min(left, budgets.get("time_limit", left))  # a task's own share stays its own
+        own = budgets.get("time_limit")
+        left = left if own is None else min(left, own)  # a task's own share stays its own
         return {**budgets, "time_limit": left, "deadline": time.time() + left}
 
     def run(self, batch: list[Task]) -> list[Done]:
