@@ -292,3 +292,13 @@ def test_the_entry_type_and_the_entry_check_name_the_same_fields():
     from mc_envs.cli.arena_state import ENTRY_FIELDS, GameEntry
 
     assert GameEntry.__required_keys__ == frozenset(ENTRY_FIELDS)
+
+
+def test_the_match_its_config_type_and_the_config_check_name_the_same_fields():
+    # Match.config() writes Match's fields and games; MatchConfig types it; CONFIG_FIELDS
+    # checks what a record file holds.
+    from mc_envs.cli.arena import Match
+    from mc_envs.cli.arena_state import CONFIG_FIELDS, MatchConfig
+
+    assert MatchConfig.__required_keys__ == frozenset(CONFIG_FIELDS)
+    assert MatchConfig.__required_keys__ == frozenset((*Match._fields, "games"))

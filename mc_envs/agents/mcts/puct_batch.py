@@ -329,11 +329,11 @@ def _stand_in(
     seconds of compiling first (13 s for Go). Nothing when they are cached, or where interpreting
     is off (a vector env of :data:`mc_envs.vector.cold.INTERPRET_BELOW` sub-envs or more was
     made in this process: Python could not search a thousand games)."""
-    # batch_kernels' numba dispatchers (BatchKernels types them by their calls)
-    new_roots, simulate, playout_values = cast("tuple[CPUDispatcher, ...]", fns)
-    entries = [new_roots, simulate, expand_and_backup, root_counts]
+    called = [fns.new_roots, fns.simulate, expand_and_backup, root_counts]
     if not evaluated:
-        entries.append(playout_values)
+        called.append(fns.playout_values)
+    # numba dispatchers all (BatchKernels types its fields by their calls)
+    entries = cast("list[CPUDispatcher]", called)
     proto = venv.proto
     job = functools.partial(
         _search_once, type(venv), type(proto), venv.env_kwargs, evaluated, config, prior, policy
