@@ -74,8 +74,10 @@ def exercise(env: PlanningEnv, wishes: Child | None = None) -> None:
             compile_parts(kernel)
         playout = todo[names[0]] is _playout and wishes.listening()
         if playout and _pending(env, taken):
-            # it calls what the parent is compiling: the other stages first (those wished
-            # first), a look after each, and a wait when none is left
+            # it calls what the parent is compiling: its own parts first (Go's random draws),
+            # then the other stages (those wished first), a look after each, and a wait when
+            # none is left
+            compile_parts(env.kernel.playout)
             names = [name for name in (*names, *todo) if todo[name] is not _playout] or names
             if todo[names[0]] is _playout:
                 _await(env, wishes, taken)

@@ -189,8 +189,9 @@ def test_only_a_search_that_nothing_watches_shares_the_compiling(monkeypatch):
 
 def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
     # Go's playout calls the move, which the parent compiles ("=play"): the child compiles the
-    # move's parts first, does the other stages (the wished ones first) while the cache lacks the
-    # move, then compiles the playout; with the parent gone, it waits for nothing.
+    # move's parts first, then the playout's own (its random draws), does the other stages (the
+    # wished ones first) while the cache lacks the move, then compiles the playout; with the
+    # parent gone, it waits for nothing.
     from mc_envs import exercise
 
     with interpret.everything():  # a state made as Python: nothing compiles here
@@ -231,9 +232,10 @@ def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
     assert names == ["observe", "legal", "playout", "codes"], done
     assert dict(done)["playout"] >= cached_after  # not before the parent's move was cached
     assert dict(done)["observe"] < cached_after
-    assert parted == [(env.kernel.play, [])]
+    assert parted[:2] == [(env.kernel.play, []), (env.kernel.playout, [])]
+    assert {kernel for kernel, _ in parted} == {env.kernel.play, env.kernel.playout}
 
-    done.clear(), looks.clear()
+    done.clear(), looks.clear(), parted.clear()
     cached_after = 10**9  # never: the parent goes, and the child stops waiting for it
     with _pair() as (parent, child):
         parent.tell(["playout"])
@@ -244,7 +246,7 @@ def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
         with interpret.everything():
             exercise.exercise(env, child)
     assert [name for name, _ in done] == ["playout", "legal", "observe", "codes"], done
-    assert len(parted) == 1  # the parent gone: nothing to even
+    assert parted == []  # the parent gone: nothing to even, nothing to wait for
 
     done.clear(), looks.clear(), parted.clear()
     with _pair() as (parent, child):
@@ -253,7 +255,7 @@ def test_a_childs_playout_waits_for_the_move_its_parent_compiles(monkeypatch):
         with interpret.everything():
             exercise.exercise(env, child)
     assert [name for name, _ in done][:2] == ["legal", "observe"], (done, parted)
-    assert parted == [(env.kernel.play, [])]
+    assert parted[0] == (env.kernel.play, [])
 
 
 def test_what_a_playout_calls_decides_what_comes_before_it(monkeypatch):
@@ -369,3 +371,32 @@ def test_a_child_compiles_the_parts_of_the_move_and_the_move_loads_them(tmp_path
     parent = python_json(PARTS.replace("sys.argv[1]", "'parent'"), cache)["done"]
     assert "go.play" in parent and "go.put_stone" in parent, parent
     assert "go._finish" not in parent and "go_layout.area" not in parent, parent
+
+
+# Go's playout declares its random draws: a child compiles them while it waits for the move its
+# parent compiles, and the random playout, compiled next, loads them.
+PLAYOUT_PARTS = DONE + textwrap.dedent(
+    """
+    import numpy as np
+    from mc_envs._numba import compile_parts
+    from mc_envs.games import go, go_layout
+    from mc_envs.rng import rng_state
+    if sys.argv[1] == "child":
+        compile_parts(go.playout)
+    else:
+        state = go_layout.new_state(9, 7.5, None, 8)
+        seq = np.zeros(int(state[go_layout.MAX_MOVES]) + 1, np.int64)
+        go._random_playout(state, rng_state(0), go.workspace(state), seq, 0)
+    print(json.dumps({"done": done}))
+    """
+)
+
+
+def test_a_child_compiles_the_playout_s_draws_and_the_random_playout_loads_them(tmp_path):
+    cache = tmp_path / "cache"
+    child = python_json(PLAYOUT_PARTS.replace("sys.argv[1]", "'child'"), cache)["done"]
+    assert "rng.rng_below" in child and "go_legal.kth_point" in child, child
+    assert "go._random_playout" not in child, child
+    parent = python_json(PLAYOUT_PARTS.replace("sys.argv[1]", "'parent'"), cache)["done"]
+    assert "go._random_playout" in parent, parent
+    assert "rng.rng_below" not in parent, parent  # loaded: the declared types are the called

@@ -300,6 +300,14 @@ def _playout_twin(
 
 
 twin(playout, _playout_twin)
+# The random playout's draw and pick: compiled by a cold env's child while it waits for the move
+# that its parent compiles (see mc_envs.exercise), so that the playout then compiles alone, and
+# the interpreted playout calls them compiled meanwhile.
+parts(
+    playout,
+    (rng_below, types.uint64[::1], types.int64),
+    (kth_point, types.int64[::1], types.int64, types.int64),
+)
 
 
 @njit(cache=True, nogil=True)
