@@ -349,6 +349,7 @@ def _figures_from_the_reports():
     slower = _report("cold_start_searches_2026-11-29.json")["cases"]  # a slower hour
     for name in ("Go-v0 puct", "Go-v0 search_batch", "MorpionSolitaire5D-v0 nrpa"):
         figures.append(f"{slower[name]['cold']['first_s']:.2f} s")
+    figures.append(f"({cases['MorpionSolitaire5D-v0 nrpa']['cold']['first_s']:.2f} s here)")
     second = _report("cold_start_searches_2026-11-29_second_vm.json")["cases"]  # another VM
     figures += [f"{case['cold']['first_s']:.2f} s" for case in second.values()]
     for name in sorted(REPORTS.glob("cluster_bench_l3_*.json")):
@@ -406,6 +407,11 @@ def _changelog_figures():
         figures.append(
             f"{after[name]['cold']['first_s']:.2f} s ({before[name]['cold']['first_s']:.2f} s"
         )
+    after = _report("cold_start_playout_parts_2026-11-29.json")["cases"]  # Go's playout's parts
+    before = _report("cold_start_playout_parts_2026-11-29_before.json")["cases"]
+    for name, words in (("Go-v0 search_batch", "`search_batch` on Go"), ("Go-v0 uct", "UCT on Go")):
+        first = after[name]["cold"]["first_s"], before[name]["cold"]["first_s"]
+        figures.append(f"{words} {first[0]:.2f} s ({first[1]:.2f} s")
     vector = _report("cold_start_vector_standin_2026-11-29.json")["cases"]  # the stand-in
     for name in ("ConnectFour-v0 vector", "Go-v0 vector", "TicTacToe-v0 vector"):
         first, pgx = vector[name]["cold"]["first_step_s"], vector[name]["pgx"]["first_step_s"]
