@@ -14,7 +14,7 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numba
 import numpy as np
@@ -227,8 +227,8 @@ class Runner:
         the first call finishes it)."""
         b, c, o = tuple(buffers), tuple(config), tuple(out)
         args: tuple[object, ...]
-        if self.parallel and self._parallel is not None:
-            entry, args = self._parallel, (op, actions, where, b, c, o)
+        if self.parallel:
+            entry, args = self._parallel_entry(), (op, actions, where, b, c, o)
         else:
             entry, args = self._serial, (op, 0, self._n, actions, where, b, c, o)
         recipe = (self._opponent, entry is self._parallel)
@@ -274,14 +274,19 @@ class Runner:
             self._parallel(op, actions, where, b, c, o)  # type: ignore[misc]  # set: parallel
         else:
             self._run_on_threads((op, actions, where, b, c, o))
-        if self._watch and self._compiling is None and self._parallel is not None:
+        if self._watch and self._compiling is None:
             args = (op, actions, where, b, c, o)
-            self._compiling = Compiling.start(self._parallel, args, self._kernel, self._opponent)
+            entry = self._parallel_entry()
+            self._compiling = Compiling.start(entry, args, self._kernel, self._opponent)
 
     def entries(self) -> list[CPUDispatcher]:
         """The entry points the steps call (before the trials: the serial one, or the parallel
         one with ``threads``)."""
-        return [self._parallel if self.parallel and self._parallel is not None else self._serial]
+        return [self._parallel_entry() if self.parallel else self._serial]
+
+    def _parallel_entry(self) -> CPUDispatcher:
+        # set wherever a step may run in parallel: ``parallel`` and ``_watch`` imply two cores
+        return cast("CPUDispatcher", self._parallel)
 
     def _ready(self) -> bool:
         """Whether the parallel entry point is compiled: the trials may begin."""
